@@ -1,0 +1,29 @@
+package io.fastblock.protocol;
+
+/** Storage protocol operations. A response carries its request's op code with {@link #RESPONSE_BIT} set. */
+public enum OpCode {
+    PING(1),
+    WRITE(2),
+    READ(3);
+
+    public static final int RESPONSE_BIT = 0x80;
+
+    private final int code;
+
+    OpCode(int code) {
+        this.code = code;
+    }
+
+    public int code() {
+        return code;
+    }
+
+    public static OpCode fromCode(int code) {
+        for (OpCode op : values()) {
+            if (op.code == code) {
+                return op;
+            }
+        }
+        throw new ProtocolException("unknown op code " + code);
+    }
+}

@@ -1,0 +1,202 @@
+package io.fastblock.protocol.codec;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.OpCode;
+import io.fastblock.protocol.PingRequest;
+import io.fastblock.protocol.ProtocolException;
+import io.fastblock.protocol.ReadRequest;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageMessage;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.WriteRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The storage protocol's frame layout, independent of any channel.
+ *
+ * <pre>
+ * frame    = length:int32 (bytes after this field) magic:uint8 (0xFB) version:uint8 (1)
+ *            op:uint8 (| 0x80 for a response) flags:uint8 requestId:int64 body
+ * PING     = (empty)
+ * WRITE    = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
+ *            offset:int64 sequence:int64 length:int32 data[length]
+ * READ     = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
+ *            offset:int64 length:int32
+ * response = status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
+ * </pre>
+ * All integers are big-endian. Data is never copied: encoding composes the header with the
+ * payload buffer and decoding slices the payload out of the frame.
+ */
+public final class StorageFrames {
+    public static final int MAGIC = 0xFB;
+    public static final int VERSION = 1;
+    /** Bytes from the start of the frame up to and including the request id. */
+    public static final int PREAMBLE = 4 + 1 + 1 + 1 + 1 + 8;
+    /** The largest payload a frame may carry: bounds memory per request. */
+    public static final int MAX_DATA = 16 * 1024 * 1024;
+    public static final int MAX_FRAME = MAX_DATA + 1024;
+
+    private static final int CHAIN_AND_CHUNK = 4 + 8 + 8 + 8 + 8;
+
+    private StorageFrames() {
+    }
+
+    /** Encodes a message; takes ownership of any payload buffer (it becomes part of the result). */
+    public static ByteBuf encode(StorageMessage message, ByteBufAllocator alloc) {
+        ByteBuf payload = payloadOf(message);
+        ByteBuf header = alloc.buffer(PREAMBLE + 64);
+        header.writeInt(0); // patched below
+        header.writeByte(MAGIC);
+        header.writeByte(VERSION);
+        int op = message.op().code() | (message instanceof StorageResponse ? OpCode.RESPONSE_BIT : 0);
+        header.writeByte(op);
+        header.writeByte(message instanceof WriteRequest w ? w.flags() : 0);
+        header.writeLong(message.requestId());
+        if (message instanceof WriteRequest w) {
+            writeChainAndChunk(header, w.chain(), w.chunk());
+            header.writeLong(w.offset());
+            header.writeLong(w.sequence());
+            header.writeInt(payload.readableBytes());
+        } else if (message instanceof ReadRequest r) {
+            writeChainAndChunk(header, r.chain(), r.chunk());
+            header.writeLong(r.offset());
+            header.writeInt(r.length());
+        } else if (message instanceof StorageResponse s) {
+            header.writeByte(s.status().code());
+            byte[] text = truncate(s.message().getBytes(StandardCharsets.UTF_8));
+            header.writeShort(text.length);
+            header.writeBytes(text);
+            header.writeInt(payload.readableBytes());
+        }
+        int frameLength = header.readableBytes() - 4 + payload.readableBytes();
+        header.setInt(0, frameLength);
+        if (!payload.isReadable()) {
+            payload.release();
+            return header;
+        }
+        CompositeByteBuf frame = alloc.compositeBuffer(2);
+        frame.addComponents(true, header, payload);
+        return frame;
+    }
+
+    /**
+     * Decodes one whole frame (length field included). Payloads are retained slices of
+     * {@code frame}; the caller still releases {@code frame} itself.
+     */
+    public static StorageMessage decode(ByteBuf frame) {
+        int length = frame.readInt();
+        if (length != frame.readableBytes()) {
+            throw new ProtocolException("frame length " + length + " but " + frame.readableBytes() + " bytes follow");
+        }
+        int magic = frame.readUnsignedByte();
+        if (magic != MAGIC) {
+            throw new ProtocolException("bad magic 0x" + Integer.toHexString(magic));
+        }
+        int version = frame.readUnsignedByte();
+        if (version != VERSION) {
+            throw new ProtocolException("unsupported protocol version " + version);
+        }
+        int opByte = frame.readUnsignedByte();
+        int flags = frame.readUnsignedByte();
+        long requestId = frame.readLong();
+        OpCode op = OpCode.fromCode(opByte & ~OpCode.RESPONSE_BIT);
+        boolean response = (opByte & OpCode.RESPONSE_BIT) != 0;
+        try {
+            if (response) {
+                Status status = Status.fromCode(frame.readUnsignedByte());
+                int textLength = frame.readUnsignedShort();
+                String text = frame.readCharSequence(textLength, StandardCharsets.UTF_8).toString();
+                ByteBuf data = readData(frame);
+                return new StorageResponse(requestId, op, status, text, data);
+            }
+            switch (op) {
+                case PING:
+                    return new PingRequest(requestId);
+                case WRITE: {
+                    ChainAddress chain = readChain(frame);
+                    ChunkId chunk = readChunk(frame);
+                    long offset = readOffset(frame);
+                    long sequence = frame.readLong();
+                    ByteBuf data = readData(frame);
+                    return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data);
+                }
+                case READ: {
+                    ChainAddress chain = readChain(frame);
+                    ChunkId chunk = readChunk(frame);
+                    long offset = readOffset(frame);
+                    int len = frame.readInt();
+                    if (len < 0 || len > MAX_DATA) {
+                        throw new ProtocolException("read length " + len + " outside 0.." + MAX_DATA);
+                    }
+                    return new ReadRequest(requestId, chain, chunk, offset, len);
+                }
+                default:
+                    throw new ProtocolException("unexpected op " + op);
+            }
+        } catch (IndexOutOfBoundsException e) {
+            throw new ProtocolException("truncated " + op + " frame");
+        } catch (IllegalArgumentException e) {
+            throw new ProtocolException(e.getMessage());
+        }
+    }
+
+    private static ByteBuf payloadOf(StorageMessage message) {
+        if (message instanceof WriteRequest w) {
+            return w.data();
+        }
+        if (message instanceof StorageResponse s) {
+            return s.data();
+        }
+        return Unpooled.EMPTY_BUFFER;
+    }
+
+    private static void writeChainAndChunk(ByteBuf out, ChainAddress chain, ChunkId chunk) {
+        out.writeInt(chain.groupId());
+        out.writeLong(chain.chainVersion());
+        out.writeLong(chain.leaseEpoch());
+        out.writeLong(chunk.volumeId());
+        out.writeLong(chunk.index());
+    }
+
+    private static ChainAddress readChain(ByteBuf in) {
+        if (in.readableBytes() < CHAIN_AND_CHUNK) {
+            throw new ProtocolException("truncated chain address");
+        }
+        return new ChainAddress(in.readInt(), in.readLong(), in.readLong());
+    }
+
+    private static ChunkId readChunk(ByteBuf in) {
+        return new ChunkId(in.readLong(), in.readLong());
+    }
+
+    private static long readOffset(ByteBuf in) {
+        long offset = in.readLong();
+        if (offset < 0) {
+            throw new ProtocolException("negative offset " + offset);
+        }
+        return offset;
+    }
+
+    private static ByteBuf readData(ByteBuf in) {
+        int len = in.readInt();
+        if (len < 0 || len > MAX_DATA || len != in.readableBytes()) {
+            throw new ProtocolException("data length " + len + " does not match the " + in.readableBytes()
+                    + " bytes left in the frame");
+        }
+        return len == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice(len);
+    }
+
+    private static byte[] truncate(byte[] text) {
+        if (text.length <= 1024) {
+            return text;
+        }
+        byte[] cut = new byte[1024];
+        System.arraycopy(text, 0, cut, 0, cut.length);
+        return cut;
+    }
+}
