@@ -1,0 +1,22 @@
+package io.fastblock.gateway.iscsi;
+
+import io.fastblock.gateway.scsi.BlockDevice;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Which targets exist and how to open one. Asynchronous because answers come from the namenode;
+ * the iSCSI layer must never block its event loop waiting for them.
+ */
+public interface TargetCatalog {
+    /** IQNs of the targets {@code initiatorName} may discover. */
+    CompletableFuture<List<String>> targetNames(String initiatorName);
+
+    /**
+     * Opens the target's logical unit 0 for {@code initiatorName}; empty when no such target
+     * exists. Fails with a {@link io.fastblock.gateway.scsi.DeviceException} when the catalog
+     * cannot be reached.
+     */
+    CompletableFuture<Optional<BlockDevice>> open(String targetName, String initiatorName);
+}
