@@ -1,0 +1,172 @@
+"""Client for the fastblock namenode REST API (v1), shared by the admin CLI and the Cinder driver.
+
+Standard library only (urllib) so that it installs into cinder-volume without new requirements.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+DEFAULT_URL = "http://127.0.0.1:9333"
+
+
+class FastblockError(Exception):
+    """The namenode answered with an HTTP error (4xx/5xx)."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class FastblockConnectionError(Exception):
+    """No namenode URL could be reached; ``attempts`` holds (url, reason) for every URL tried."""
+
+    def __init__(self, attempts: list[tuple[str, str]]):
+        self.attempts = attempts
+        self.urls = [url for url, _ in attempts]
+        tried = ", ".join(f"{url} ({reason})" for url, reason in attempts)
+        super().__init__(f"cannot reach the fastblock namenode at {tried}")
+
+
+class FastblockClient:
+    """Talks to one namenode, falling over to the next URL when one cannot be reached.
+
+    A URL is skipped only when the connection itself fails (refused, unreachable, timed out) or the
+    namenode answers 503 (e.g. a standby that is not the leader); any other HTTP answer is final.
+    Note that a timed-out POST may have been applied by the namenode that timed out: retrying it on the
+    next URL can then report VOLUME_EXISTS.
+    """
+
+    def __init__(self, urls: list[str] | str, token: str | None = None, timeout: float = 10):
+        if isinstance(urls, str):
+            urls = [urls]
+        cleaned = [url.strip().rstrip("/") for url in urls if url and url.strip()]
+        if not cleaned:
+            raise ValueError("at least one namenode URL is required")
+        for url in cleaned:
+            parsed = urllib.parse.urlsplit(url)
+            if parsed.scheme not in ("http", "https") or not parsed.netloc:
+                raise ValueError(f"invalid namenode URL {url!r}: expected http://HOST:PORT or https://HOST:PORT")
+        self.urls = cleaned
+        self.token = token
+        self.timeout = timeout
+
+    # --- API -------------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        return self._request("GET", "/v1/health")
+
+    def create_volume(self, name: str, size: int | str, chunk_size: int | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name, "size": size}
+        if chunk_size is not None:
+            body["chunkSize"] = chunk_size
+        return self._request("POST", "/v1/volumes", body)
+
+    def list_volumes(self) -> list[dict[str, Any]]:
+        return self._field(self._request("GET", "/v1/volumes"), "volumes")
+
+    def get_volume(self, name: str) -> dict[str, Any]:
+        return self._request("GET", "/v1/volumes/" + _segment(name))
+
+    def delete_volume(self, name: str) -> None:
+        self._request("DELETE", "/v1/volumes/" + _segment(name))
+
+    def list_nodes(self) -> list[dict[str, Any]]:
+        return self._field(self._request("GET", "/v1/nodes"), "nodes")
+
+    def list_groups(self) -> list[dict[str, Any]]:
+        return self._field(self._request("GET", "/v1/groups"), "groups")
+
+    def status(self) -> dict[str, Any]:
+        return self._request("GET", "/v1/status")
+
+    # --- transport -------------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+
+        attempts: list[tuple[str, str]] = []
+        unavailable: FastblockError | None = None
+        for base in self.urls:
+            request = urllib.request.Request(base + path, data=data, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return _decode_success(response.status, response.read())
+            except urllib.error.HTTPError as error:
+                failure = _error_from_response(error.code, error.reason, _read_quietly(error))
+                if error.code == 503:
+                    unavailable = failure
+                    continue
+                raise failure from None
+            except urllib.error.URLError as error:
+                attempts.append((base, _describe(error.reason)))
+            except (OSError, http.client.HTTPException) as error:
+                # A namenode dying mid-answer raises http.client errors that are not OSErrors
+                # (IncompleteRead, BadStatusLine).
+                attempts.append((base, _describe(error)))
+        if unavailable is not None:
+            raise unavailable
+        raise FastblockConnectionError(attempts)
+
+    @staticmethod
+    def _field(payload: Any, name: str) -> list[dict[str, Any]]:
+        if not isinstance(payload, dict) or not isinstance(payload.get(name), list):
+            raise FastblockError(200, "BAD_RESPONSE", f"expected a JSON object with a {name!r} list, got {payload!r}")
+        return payload[name]
+
+
+def _segment(name: str) -> str:
+    # Quote everything, including "/", so a name can never address another resource.
+    return urllib.parse.quote(name, safe="")
+
+
+def _read_quietly(error: urllib.error.HTTPError) -> bytes:
+    try:
+        return error.read()
+    except Exception:  # the body is only used for the message; a broken body must not hide the status
+        return b""
+
+
+def _decode_success(status: int, raw: bytes) -> Any:
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        text = raw.decode("utf-8", errors="replace").strip()
+        raise FastblockError(status, "BAD_RESPONSE", f"namenode answered HTTP {status} with a body that is not JSON: {text[:200]}") from None
+
+
+def _error_from_response(status: int, reason: str, raw: bytes) -> FastblockError:
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("code"), str):
+        message = payload.get("message")
+        return FastblockError(status, payload["code"], message if isinstance(message, str) else text)
+    return FastblockError(status, f"HTTP_{status}", text or str(reason or "no message"))
+
+
+def _describe(reason: Any) -> str:
+    if isinstance(reason, socket.timeout) or isinstance(reason, TimeoutError):
+        return "timed out"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror
+    return str(reason) or type(reason).__name__
