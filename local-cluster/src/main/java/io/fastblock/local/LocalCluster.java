@@ -1,0 +1,268 @@
+package io.fastblock.local;
+
+import io.fastblock.protocol.Iqn;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Brings up a whole cluster on one machine as separate processes: the namenode (with its
+ * embedded ZooKeeper), the storage servers and the iSCSI gateway, each with its data under one
+ * directory, and stops them on SIGINT/SIGTERM. This is {@code make up}; the end-to-end tests use
+ * the same class so that what they test is what users run.
+ */
+public final class LocalCluster implements AutoCloseable {
+    private static final long READY_TIMEOUT_S = 90;
+
+    private final LocalClusterConfig config;
+    private final String classpath;
+    private final PrintStream out;
+    private final Map<String, ChildProcess> children = new LinkedHashMap<>();
+    private final AtomicBoolean closing = new AtomicBoolean();
+
+    private LocalCluster(LocalClusterConfig config, String classpath, PrintStream out) {
+        this.config = config;
+        this.classpath = classpath;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        LocalClusterConfig config;
+        try {
+            config = LocalClusterConfig.fromArgs(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("fastblock-local-cluster: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        LocalCluster cluster = new LocalCluster(config, defaultClasspath(), System.out);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("stopping fastblock ...");
+            cluster.close();
+            System.out.println("stopped");
+        }, "local-cluster-shutdown"));
+        try {
+            cluster.start();
+        } catch (Exception e) {
+            System.err.println("fastblock-local-cluster: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        cluster.printWelcome();
+        // Any server dying on its own takes the cluster down: a half-up cluster misleads.
+        ChildProcess dead = cluster.awaitFirstExit();
+        if (!cluster.closing.get()) {
+            System.err.println("fastblock-local-cluster: " + dead.name() + " exited unexpectedly; see " + dead.logFile()
+                    + "\n" + dead.tail());
+            System.exit(1);
+        }
+    }
+
+    /** Starts a cluster whose servers run from {@code classpath} (a jar or a class path). */
+    public static LocalCluster start(LocalClusterConfig config, String classpath, PrintStream out) throws Exception {
+        LocalCluster c = new LocalCluster(config, classpath, out);
+        try {
+            c.start();
+        } catch (Exception e) {
+            c.close();
+            throw e;
+        }
+        return c;
+    }
+
+    private void start() throws Exception {
+        Files.createDirectories(config.dataDir());
+        startNamenode();
+        for (int i = 1; i <= config.storageCount(); i++) {
+            startStorage(i);
+        }
+        for (int i = 1; i <= config.storageCount(); i++) {
+            awaitReady(children.get(storageName(i)));
+        }
+        awaitFormed();
+        startGateway();
+        if (config.createDemo()) {
+            ensureDemoVolume();
+        }
+    }
+
+    private void startNamenode() throws Exception {
+        ChildProcess nn = child("namenode", "io.fastblock.namenode.NameNode",
+                "--data-dir=" + config.dataDir().resolve("namenode"),
+                "--http-port=" + config.namenodePort(),
+                "--zk-port=" + config.zkPort(),
+                "--chunk-size=" + config.chunkSize());
+        nn.start();
+        awaitReady(nn);
+    }
+
+    private void startStorage(int i) throws IOException {
+        child(storageName(i), "io.fastblock.storage.StorageServer",
+                "--node-id=" + storageName(i),
+                "--data-dir=" + config.dataDir().resolve(storageName(i)),
+                "--port=" + (config.storagePort() + i - 1),
+                "--zk=127.0.0.1:" + config.zkPort()).start();
+    }
+
+    private void startGateway() throws Exception {
+        ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway",
+                "--port=" + config.iscsiPort(),
+                "--namenode=" + config.namenodeUrl());
+        gw.start();
+        awaitReady(gw);
+    }
+
+    private ChildProcess child(String name, String mainClass, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(javaExecutable());
+        cmd.add("-Xmx" + config.childHeap());
+        cmd.add("-XX:+ExitOnOutOfMemoryError");
+        cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
+        cmd.add("-cp");
+        cmd.add(classpath);
+        cmd.add(mainClass);
+        cmd.addAll(List.of(args));
+        ChildProcess c = new ChildProcess(name, cmd, config.dataDir().resolve("logs").resolve(name + ".log"));
+        children.put(name, c);
+        return c;
+    }
+
+    private void awaitReady(ChildProcess c) throws IOException, InterruptedException {
+        String line = c.awaitReady(READY_TIMEOUT_S, TimeUnit.SECONDS);
+        out.println("  " + c.name() + ": " + line.substring("READY ".length()) + " (pid " + c.pid() + ")");
+    }
+
+    private void awaitFormed() throws IOException, InterruptedException {
+        NamenodeAdmin admin = admin();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(READY_TIMEOUT_S);
+        while (!admin.clusterFormed(config.storageCount())) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the namenode did not see " + config.storageCount()
+                        + " live storage servers formed into replication groups within " + READY_TIMEOUT_S + " s");
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    private void ensureDemoVolume() throws IOException, InterruptedException {
+        NamenodeAdmin.Reply r = admin().createVolume(config.demoVolume(), config.demoSize(), null);
+        if (r.status() != 201 && r.status() != 409) {
+            throw new IOException("could not create the demo volume: HTTP " + r.status() + " " + r.body());
+        }
+    }
+
+    public NamenodeAdmin admin() {
+        return new NamenodeAdmin(config.namenodeUrl());
+    }
+
+    public LocalClusterConfig config() {
+        return config;
+    }
+
+    /** The iSCSI URL of LUN 0 of a volume's target on this cluster's gateway. */
+    public String iscsiUrl(String volume) {
+        return "iscsi://127.0.0.1:" + config.iscsiPort() + "/" + Iqn.forVolume(volume) + "/0";
+    }
+
+    public Map<String, ChildProcess> processes() {
+        return children;
+    }
+
+    /** kill -9 of every server, newest first: the crash tests' power cut. */
+    public void killAll() throws InterruptedException {
+        List<ChildProcess> all = new ArrayList<>(children.values());
+        for (ChildProcess c : all) {
+            c.kill();
+        }
+    }
+
+    private ChildProcess awaitFirstExit() throws InterruptedException {
+        List<java.util.concurrent.CompletableFuture<?>> exits = new ArrayList<>();
+        Map<Object, ChildProcess> byFuture = new java.util.IdentityHashMap<>();
+        for (ChildProcess c : children.values()) {
+            var f = c.onExit();
+            exits.add(f);
+            byFuture.put(f, c);
+        }
+        java.util.concurrent.CompletableFuture.anyOf(exits.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
+                .exceptionally(t -> null).join();
+        for (var f : exits) {
+            if (f.isDone()) {
+                return byFuture.get(f);
+            }
+        }
+        throw new IllegalStateException("no process exited");
+    }
+
+    /** Stops the gateway first and ZooKeeper last, so no server loses its peers before itself. */
+    @Override
+    public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        List<ChildProcess> order = new ArrayList<>(children.values());
+        java.util.Collections.reverse(order);
+        for (ChildProcess c : order) {
+            try {
+                c.stop(15);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private void printWelcome() {
+        String url = iscsiUrl(config.demoVolume());
+        out.println();
+        out.println("fastblock is up: namenode, " + config.storageCount() + " storage servers and the iSCSI gateway");
+        out.println("NAMENODE " + config.namenodeUrl());
+        out.println("data and logs: " + config.dataDir());
+        if (config.createDemo()) {
+            out.println("demo volume '" + config.demoVolume() + "' (" + config.demoSize() + ", thin):");
+            out.println(url);
+            out.println();
+            out.println("try:");
+            out.println("  iscsi-ls -s iscsi://127.0.0.1:" + config.iscsiPort());
+            out.println("  iscsi-inq " + url);
+            out.println("  iscsi-readcapacity16 " + url);
+            out.println("  qemu-img info " + url);
+            out.println("  qemu-img convert -n -O raw disk.img " + url);
+        }
+        out.println("Ctrl-C stops every process; running it again on the same directory brings the data back.");
+        out.flush();
+    }
+
+    private static String storageName(int i) {
+        return "storage-" + i;
+    }
+
+    private static String javaExecutable() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** The jar this class was loaded from when run with {@code java -jar}, else the class path. */
+    static String defaultClasspath() {
+        String jar = System.getProperty("fastblock.jar");
+        if (jar != null) {
+            return jar;
+        }
+        try {
+            Path self = Path.of(LocalCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            if (Files.isRegularFile(self)) {
+                return self.toString();
+            }
+        } catch (URISyntaxException | SecurityException e) {
+            // fall through to the class path
+        }
+        return System.getProperty("java.class.path");
+    }
+}

@@ -1,0 +1,93 @@
+package io.fastblock.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+/** The few namenode calls the launcher and the end-to-end tests make. */
+public final class NamenodeAdmin {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final String baseUrl;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    public NamenodeAdmin(String baseUrl) {
+        this.baseUrl = baseUrl;
+    }
+
+    /** An HTTP answer: status and parsed JSON body (null when empty). */
+    public record Reply(int status, JsonNode body) {
+        public String errorCode() {
+            return body == null || body.get("code") == null ? "" : body.get("code").asText();
+        }
+    }
+
+    public Reply get(String path) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET());
+    }
+
+    public Reply delete(String path) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).DELETE());
+    }
+
+    public Reply post(String path, Object body) throws IOException, InterruptedException {
+        byte[] bytes = body instanceof String s ? s.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                : JSON.writeValueAsBytes(body);
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)));
+    }
+
+    public Reply createVolume(String name, String size, String chunkSize) throws IOException, InterruptedException {
+        return chunkSize == null ? post("/v1/volumes", Map.of("name", name, "size", size))
+                : post("/v1/volumes", Map.of("name", name, "size", size, "chunkSize", parseSize(chunkSize)));
+    }
+
+    private Reply send(HttpRequest.Builder b) throws IOException, InterruptedException {
+        HttpResponse<byte[]> r = http.send(b.timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        JsonNode body = r.body().length == 0 ? null : JSON.readTree(r.body());
+        return new Reply(r.statusCode(), body);
+    }
+
+    /** True when the namenode answers and sees {@code storageCount} live nodes formed into groups. */
+    public boolean clusterFormed(int storageCount) {
+        try {
+            Reply nodes = get("/v1/nodes");
+            Reply groups = get("/v1/groups");
+            if (nodes.status() != 200 || groups.status() != 200) {
+                return false;
+            }
+            int live = 0;
+            for (JsonNode n : nodes.body().get("nodes")) {
+                if (n.path("live").asBoolean()) {
+                    live++;
+                }
+            }
+            return live >= storageCount && groups.body().get("groups").size() > 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    static long parseSize(String s) {
+        String t = s.trim().toUpperCase(java.util.Locale.ROOT).replace("IB", "").replace("B", "");
+        long mult = 1;
+        char last = t.charAt(t.length() - 1);
+        int idx = "KMGTP".indexOf(last);
+        if (idx >= 0) {
+            mult = 1L << (10 * (idx + 1));
+            t = t.substring(0, t.length() - 1);
+        }
+        return Long.parseLong(t) * mult;
+    }
+}

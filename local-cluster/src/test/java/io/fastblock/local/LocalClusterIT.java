@@ -1,0 +1,216 @@
+package io.fastblock.local;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.Iqn;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageResponse;
+import io.netty.buffer.ByteBufUtil;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The walking skeleton end to end: real processes (namenode with embedded ZooKeeper, 3 storage
+ * servers, gateway) started the way {@code make up} starts them, driven by third-party
+ * initiators (libiscsi's tools, qemu-img).
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LocalClusterIT {
+    private static final long MIB = 1024 * 1024;
+    private static final long CHUNK = 16 * MIB;
+    private static final int DATA_MIB = 64;
+
+    @TempDir
+    static Path dir;
+
+    private static LocalClusterConfig config;
+    private static LocalCluster cluster;
+    private static byte[] pattern;
+    private static Path patternFile;
+
+    @BeforeAll
+    static void up() throws Exception {
+        int storage = FreePorts.consecutive(3);
+        int base = FreePorts.consecutive(3);
+        config = LocalClusterConfig.fromArgs("--data-dir=" + dir.resolve("var"), "--zk-port=" + base,
+                "--namenode-port=" + (base + 1), "--iscsi-port=" + (base + 2), "--storage-port=" + storage,
+                "--chunk-size=16M", "--demo-size=1G");
+        cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
+        pattern = new byte[(int) (DATA_MIB * MIB)];
+        new Random(20261121).nextBytes(pattern);
+        patternFile = dir.resolve("pattern.raw");
+        Files.write(patternFile, pattern);
+    }
+
+    @AfterAll
+    static void down() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    private static String portal() {
+        return "iscsi://127.0.0.1:" + config.iscsiPort();
+    }
+
+    @Test
+    @Order(1)
+    void libiscsiToolsSeeTheDemoVolume() throws Exception {
+        String url = cluster.iscsiUrl("demo");
+        ExternalCommand.Result ls = ExternalCommand.ok(30, "iscsi-ls", "-s", portal());
+        assertTrue(ls.output().contains(Iqn.forVolume("demo")), ls.output());
+
+        ExternalCommand.Result inq = ExternalCommand.ok(30, "iscsi-inq", url);
+        assertTrue(inq.output().contains("FASTBLK"), inq.output());
+
+        ExternalCommand.Result cap = ExternalCommand.ok(30, "iscsi-readcapacity16", url);
+        // 1 GiB of 512-byte blocks: last LBA 2097151
+        assertTrue(cap.output().contains("2097151") || cap.output().contains("1073741824"), cap.output());
+    }
+
+    @Test
+    @Order(2)
+    void unknownTargetIsRejectedAtLogin() throws Exception {
+        ExternalCommand.Result r = ExternalCommand.run(30, "iscsi-inq",
+                "iscsi://127.0.0.1:" + config.iscsiPort() + "/" + Iqn.forVolume("no-such-volume") + "/0");
+        assertNotEquals(0, r.exitCode(), r.output());
+        // libiscsi names the login status: class 2 (initiator error), detail 3 (target not found)
+        assertTrue(r.output().toLowerCase().contains("not found"), r.output());
+    }
+
+    @Test
+    @Order(3)
+    void readBeyondTheEndGetsLbaOutOfRange() throws Exception {
+        // libiscsi's own test checks CHECK CONDITION / ILLEGAL REQUEST / LBA OUT OF RANGE sense.
+        ExternalCommand.Result r = ExternalCommand.run(120, "iscsi-test-cu", "-t", "SCSI.Read10.BeyondEol",
+                cluster.iscsiUrl("demo"));
+        assertEquals(0, r.exitCode(), r.output());
+        assertTrue(r.output().matches("(?s).*tests\\s+\\d+\\s+\\d+\\s+\\d+\\s+0\\s+.*"), r.output());
+        assertTrue(!r.output().contains("[SKIPPED]"), r.output());
+    }
+
+    @Test
+    @Order(4)
+    void neverWrittenRangesReadAsZerosWithoutAllocating() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        assertEquals(201, admin.createVolume("sparse", "64M", "16M").status());
+        Path out = dir.resolve("sparse.raw");
+        ExternalCommand.ok(120, "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("sparse"),
+                out.toString());
+        byte[] back = Files.readAllBytes(out);
+        assertEquals(64 * MIB, back.length);
+        assertTrue(allZero(back, 0, back.length), "a never-written volume returned non-zero bytes");
+        assertEquals(0, admin.get("/v1/volumes/sparse").body().get("allocatedChunks").asInt());
+    }
+
+    @Test
+    @Order(5)
+    void qemuImgWritesAndReadsBackAcrossChunks() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        assertEquals(201, admin.createVolume("e2e", "1G", "16M").status());
+        ExternalCommand.ok(300, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", patternFile.toString(),
+                cluster.iscsiUrl("e2e"));
+        assertVolumeHoldsPattern("e2e");
+        // 64 MiB at 16 MiB chunks: exactly 4 chunks, and reading the whole 1 GiB allocated no more.
+        assertEquals(DATA_MIB * MIB / CHUNK, admin.get("/v1/volumes/e2e").body().get("allocatedChunks").asLong());
+    }
+
+    @Test
+    @Order(6)
+    void everyReplicaHoldsTheData() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        long volumeId = admin.get("/v1/volumes/e2e").body().get("id").asLong();
+        for (int chunk = 0; chunk < DATA_MIB * MIB / CHUNK; chunk++) {
+            JsonNode lookup = admin.get("/v1/volumes/e2e/chunks/" + chunk).body();
+            assertTrue(lookup.get("allocated").asBoolean());
+            JsonNode group = lookup.get("group");
+            ChainAddress chain = new ChainAddress(group.get("id").asInt(), group.get("chainVersion").asLong(), 0);
+            assertEquals(3, group.get("members").size());
+            for (JsonNode member : group.get("members")) {
+                byte[] copy = readReplica(member.get("host").asText(), member.get("port").asInt(), chain,
+                        new ChunkId(volumeId, chunk));
+                byte[] expected = Arrays.copyOfRange(pattern, (int) (chunk * CHUNK), (int) ((chunk + 1) * CHUNK));
+                assertArrayEquals(expected, copy, "replica " + member.get("id").asText() + " chunk " + chunk);
+            }
+        }
+    }
+
+    @Test
+    @Order(7)
+    void acknowledgedDataSurvivesKillDashNineOfEveryProcess() throws Exception {
+        cluster.killAll();
+        cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
+        assertVolumeHoldsPattern("e2e");
+        assertEquals(200, cluster.admin().get("/v1/volumes/demo").status());
+    }
+
+    private void assertVolumeHoldsPattern(String volume) throws Exception {
+        Path out = dir.resolve(volume + "-readback.raw");
+        Files.deleteIfExists(out);
+        ExternalCommand.ok(300, "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl(volume),
+                out.toString());
+        assertEquals(1024 * MIB, Files.size(out));
+        MessageDigest want = MessageDigest.getInstance("SHA-256");
+        want.update(pattern);
+        MessageDigest got = MessageDigest.getInstance("SHA-256");
+        byte[] buf = new byte[(int) MIB];
+        long zerosFrom = pattern.length;
+        try (InputStream in = Files.newInputStream(out)) {
+            long pos = 0;
+            int n;
+            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
+                int head = (int) Math.max(0, Math.min(n, zerosFrom - pos));
+                got.update(buf, 0, head);
+                assertTrue(allZero(buf, head, n), "non-zero bytes past the written data near offset " + pos);
+                pos += n;
+            }
+        }
+        assertEquals(HexFormat.of().formatHex(want.digest()), HexFormat.of().formatHex(got.digest()));
+        Files.delete(out);
+    }
+
+    private static byte[] readReplica(String host, int port, ChainAddress chain, ChunkId chunk) throws IOException {
+        byte[] all = new byte[(int) CHUNK];
+        try (StorageProbe probe = new StorageProbe(host, port)) {
+            for (int off = 0; off < CHUNK; off += (int) MIB) {
+                StorageResponse r = probe.read(chain, chunk, off, (int) MIB);
+                try {
+                    assertEquals(Status.OK, r.status(), r.message());
+                    assertEquals(MIB, r.data().readableBytes());
+                    System.arraycopy(ByteBufUtil.getBytes(r.data()), 0, all, off, (int) MIB);
+                } finally {
+                    r.data().release();
+                }
+            }
+        }
+        return all;
+    }
+
+    private static boolean allZero(byte[] b, int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
