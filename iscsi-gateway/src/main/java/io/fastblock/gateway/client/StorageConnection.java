@@ -1,0 +1,181 @@
+package io.fastblock.gateway.client;
+
+import io.fastblock.protocol.StorageMessage;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.WriteRequest;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection to one storage node: matches answers to requests by request id. All request
+ * bookkeeping happens on the channel's event loop, so the pending map needs no lock.
+ */
+final class StorageConnection extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageConnection.class);
+
+    private record Pending(CompletableFuture<StorageResponse> future, ScheduledFuture<?> timeout) {
+    }
+
+    private final NodeAddress node;
+    private final long timeoutNanos;
+    private final Map<Long, Pending> pending = new HashMap<>(); // event loop only
+    private volatile ChannelFuture connectFuture;
+    /** Completes with the connect future; bridges the moment between publication and connect(). */
+    private final CompletableFuture<ChannelFuture> started = new CompletableFuture<>();
+
+    StorageConnection(NodeAddress node, long timeoutNanos) {
+        this.node = node;
+        this.timeoutNanos = timeoutNanos;
+    }
+
+    void connecting(ChannelFuture future) {
+        this.connectFuture = future;
+        started.complete(future);
+    }
+
+    NodeAddress nodeAddress() {
+        return node;
+    }
+
+    ChannelFuture connectFuture() {
+        return connectFuture;
+    }
+
+    /** Sends once connected; {@code message}'s payload is owned by this call from now on. */
+    void send(StorageMessage message, CompletableFuture<StorageResponse> result) {
+        ChannelFuture cf = connectFuture;
+        if (cf == null) {
+            started.thenAccept(f -> send(message, result));
+        } else if (cf.isDone()) {
+            sendConnected(cf, message, result);
+        } else {
+            cf.addListener(f -> sendConnected(cf, message, result));
+        }
+    }
+
+    private void sendConnected(ChannelFuture cf, StorageMessage message, CompletableFuture<StorageResponse> result) {
+        if (!cf.isSuccess()) {
+            releasePayload(message);
+            result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECT_FAILED,
+                    node, String.valueOf(cf.cause()), cf.cause()));
+            return;
+        }
+        Channel ch = cf.channel();
+        EventLoop loop = ch.eventLoop();
+        if (loop.inEventLoop()) {
+            write(ch, message, result);
+            return;
+        }
+        try {
+            loop.execute(() -> write(ch, message, result));
+        } catch (RejectedExecutionException e) {
+            releasePayload(message);
+            result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CLIENT_CLOSED,
+                    node, "event loop shut down", e));
+        }
+    }
+
+    private void write(Channel ch, StorageMessage message, CompletableFuture<StorageResponse> result) {
+        // While active and on the loop, the pipeline (with the encoder that takes the payload) is intact.
+        if (!ch.isActive()) {
+            releasePayload(message);
+            result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST,
+                    node, "connection closed", null));
+            return;
+        }
+        long id = message.requestId();
+        ScheduledFuture<?> timeout = ch.eventLoop().schedule(() -> {
+            Pending p = pending.remove(id);
+            if (p != null) {
+                p.future().completeExceptionally(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
+                        node, message.op() + " request " + id + " got no answer in "
+                        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms", null));
+            }
+        }, timeoutNanos, TimeUnit.NANOSECONDS);
+        pending.put(id, new Pending(result, timeout));
+        ch.writeAndFlush(message).addListener(f -> {
+            if (!f.isSuccess()) {
+                Pending p = pending.remove(id);
+                if (p != null) {
+                    p.timeout().cancel(false);
+                    p.future().completeExceptionally(new StorageRequestException(
+                            StorageRequestException.Kind.CONNECTION_LOST, node, "write failed: " + f.cause(), f.cause()));
+                }
+                ch.close();
+            }
+        });
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof StorageResponse response)) {
+            LOG.warn("storage node {} sent a request ({}); closing", node, msg.getClass().getSimpleName());
+            releasePayload(msg);
+            ctx.close();
+            return;
+        }
+        Pending p = pending.remove(response.requestId());
+        if (p == null) {
+            // Timed out earlier, or an id we never sent: nobody will consume the data.
+            response.data().release();
+            return;
+        }
+        p.timeout().cancel(false);
+        if (!p.future().complete(response)) {
+            response.data().release();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        failAll("connection closed");
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.warn("connection to storage node {} failed: {}", node, cause.toString());
+        ctx.close();
+    }
+
+    int pendingCount() {
+        return pending.size();
+    }
+
+    private void failAll(String why) {
+        if (pending.isEmpty()) {
+            return;
+        }
+        List<Pending> all = new ArrayList<>(pending.values());
+        pending.clear();
+        for (Pending p : all) {
+            p.timeout().cancel(false);
+            p.future().completeExceptionally(new StorageRequestException(
+                    StorageRequestException.Kind.CONNECTION_LOST, node, why, null));
+        }
+    }
+
+    private static void releasePayload(Object message) {
+        if (message instanceof WriteRequest w) {
+            w.data().release();
+        } else if (message instanceof StorageResponse r) {
+            r.data().release();
+        } else {
+            ReferenceCountUtil.release(message);
+        }
+    }
+}

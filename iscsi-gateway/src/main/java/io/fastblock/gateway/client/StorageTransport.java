@@ -1,0 +1,22 @@
+package io.fastblock.gateway.client;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.StorageResponse;
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Sends data requests to storage nodes. {@link StorageClient} is the network one; tests use an
+ * in-memory one. Futures fail with {@link StorageRequestException} when no answer arrives; an
+ * answer with a non-OK status completes normally. The caller owns (and releases) the data of
+ * every response it receives.
+ */
+public interface StorageTransport {
+    /** Takes ownership of {@code data}: it is released once sent or when the request fails. */
+    CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                             ByteBuf data);
+
+    CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                            int length);
+}
