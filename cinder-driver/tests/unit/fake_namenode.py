@@ -1,0 +1,185 @@
+"""A small in-memory namenode speaking the v1 REST contract over a real HTTP socket.
+
+It is deliberately strict in the same places as the real namenode (names, sizes, chunk sizes, 404/409),
+so the client and CLI are tested against the wire format, not against mocks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,62}")
+SIZE = re.compile(r"([0-9]+)(?:([KMGTP])(?:i|iB|B)?)?")
+MULTIPLIER = {None: 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+DEFAULT_CHUNK = 64 << 20
+
+
+def _group(group_id: int, ids: list[str], dead: set[str]) -> dict[str, Any]:
+    return {
+        "id": group_id,
+        "chainVersion": 1,
+        "members": [
+            {"id": node, "host": "127.0.0.1", "port": 9400 + int(node.split("-")[1]), "live": node not in dead}
+            for node in ids
+        ],
+    }
+
+
+class FakeNamenode:
+    def __init__(self) -> None:
+        self.volumes: dict[str, dict[str, Any]] = {}
+        self.next_id = 1
+        self.requests: list[dict[str, Any]] = []
+        # (status, body bytes, content type): answered once for the next request instead of the API.
+        self.canned: list[tuple[int, bytes, str]] = []
+        self.dead: set[str] = set()
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-namenode", daemon=True)
+
+    def start(self) -> "FakeNamenode":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+    def answer_next(self, status: int, body: bytes | str, content_type: str = "application/json") -> None:
+        if isinstance(body, str):
+            body = body.encode("utf-8")
+        self.canned.append((status, body, content_type))
+
+    # --- contract --------------------------------------------------------------------------------
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": f"storage-{i}",
+                "host": "127.0.0.1",
+                "port": 9400 + i,
+                "live": f"storage-{i}" not in self.dead,
+                "capacityBytes": 100 << 30,
+                "freeBytes": (100 - 10 * i) << 30,
+            }
+            for i in (1, 2, 3)
+        ]
+
+    def groups(self) -> list[dict[str, Any]]:
+        return [
+            _group(1, ["storage-1", "storage-2", "storage-3"], self.dead),
+            _group(2, ["storage-2", "storage-3", "storage-1"], self.dead),
+            _group(3, ["storage-3", "storage-1", "storage-2"], self.dead),
+        ]
+
+    def handle(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        if method == "GET" and path == "/v1/health":
+            return 200, {"status": "ok"}
+        if path == "/v1/volumes" and method == "POST":
+            return self._create(body)
+        if path == "/v1/volumes" and method == "GET":
+            return 200, {"volumes": list(self.volumes.values())}
+        if path.startswith("/v1/volumes/"):
+            from urllib.parse import unquote
+
+            name = unquote(path[len("/v1/volumes/"):])
+            volume = self.volumes.get(name)
+            if volume is None:
+                return 404, {"code": "VOLUME_NOT_FOUND", "message": f"volume {name} does not exist"}
+            if method == "GET":
+                return 200, volume
+            if method == "DELETE":
+                del self.volumes[name]
+                return 204, None
+        if method == "GET" and path == "/v1/nodes":
+            return 200, {"nodes": self.nodes()}
+        if method == "GET" and path == "/v1/groups":
+            return 200, {"groups": self.groups()}
+        if method == "GET" and path == "/v1/status":
+            allocated = sum(v["allocatedChunks"] for v in self.volumes.values())
+            return 200, {"nodes": self.nodes(), "groups": self.groups(), "volumes": len(self.volumes), "allocatedChunks": allocated}
+        return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
+
+    def _create(self, body: bytes) -> tuple[int, Any]:
+        try:
+            request = json.loads(body)
+        except ValueError as error:
+            return 400, {"code": "MALFORMED_JSON", "message": f"request body is not JSON: {error}"}
+        if not isinstance(request, dict):
+            return 400, {"code": "MALFORMED_JSON", "message": "request body must be a JSON object"}
+        name = request.get("name")
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            return 400, {"code": "INVALID_NAME", "message": f"invalid volume name {name!r}: must match ^[a-z0-9][a-z0-9.-]{{0,62}}$"}
+        size = self._size(request.get("size"))
+        if size is None:
+            return 400, {"code": "INVALID_SIZE", "message": f"size must be a positive multiple of 512 bytes, got {request.get('size')!r}"}
+        chunk = request.get("chunkSize", DEFAULT_CHUNK)
+        if not isinstance(chunk, int) or chunk < (1 << 20) or chunk > (1 << 30) or chunk & (chunk - 1):
+            return 400, {"code": "INVALID_CHUNK_SIZE", "message": f"chunkSize must be a power of two from 1 MiB to 1 GiB, got {chunk!r}"}
+        if name in self.volumes:
+            return 409, {"code": "VOLUME_EXISTS", "message": f"volume {name} already exists"}
+        volume = {
+            "id": self.next_id,
+            "name": name,
+            "size": size,
+            "blockSize": 512,
+            "chunkSize": chunk,
+            "iqn": f"iqn.2026-11.io.fastblock:{name}",
+            "state": "available",
+            "createdAt": "2026-11-21T12:00:00Z",
+            "allocatedChunks": 0,
+        }
+        self.next_id += 1
+        self.volumes[name] = volume
+        return 201, volume
+
+    @staticmethod
+    def _size(value: Any) -> int | None:
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, str):
+            match = SIZE.fullmatch(value)
+            if not match:
+                return None
+            value = int(match[1]) * MULTIPLIER[match[2]]
+        if not isinstance(value, int) or value <= 0 or value % 512:
+            return None
+        return value
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                with fake.lock:
+                    fake.requests.append(
+                        {"method": self.command, "path": self.path, "body": body, "headers": dict(self.headers)}
+                    )
+                    if fake.canned:
+                        status, raw, content_type = fake.canned.pop(0)
+                    else:
+                        status, payload = fake.handle(self.command, self.path, body)
+                        raw = b"" if payload is None else json.dumps(payload).encode("utf-8")
+                        content_type = "application/json"
+                self.send_response(status)
+                if raw:
+                    self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            do_GET = do_POST = do_DELETE = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+                pass
+
+        return Handler

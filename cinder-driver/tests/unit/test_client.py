@@ -1,0 +1,177 @@
+import json
+
+import pytest
+
+from fastblock_cinder.client import FastblockClient, FastblockConnectionError, FastblockError
+
+GiB = 1 << 30
+
+
+def test_health(namenode):
+    assert FastblockClient([namenode.url]).health() == {"status": "ok"}
+
+
+def test_volume_lifecycle(namenode):
+    client = FastblockClient([namenode.url])
+    created = client.create_volume("vol1", "10G")
+    assert created["name"] == "vol1"
+    assert created["size"] == 10 * GiB
+    assert created["iqn"] == "iqn.2026-11.io.fastblock:vol1"
+    assert [v["name"] for v in client.list_volumes()] == ["vol1"]
+    assert client.get_volume("vol1") == created
+    assert client.delete_volume("vol1") is None
+    assert client.list_volumes() == []
+
+
+def test_create_sends_contract_body(namenode):
+    client = FastblockClient(namenode.url)
+    client.create_volume("vol1", 2 * GiB, chunk_size=1 << 20)
+    client.create_volume("vol2", "1G")
+    first, second = (r for r in namenode.requests if r["method"] == "POST")
+    assert first["path"] == "/v1/volumes"
+    assert first["headers"]["Content-Type"] == "application/json"
+    assert json.loads(first["body"]) == {"name": "vol1", "size": 2 * GiB, "chunkSize": 1 << 20}
+    assert json.loads(second["body"]) == {"name": "vol2", "size": "1G"}
+
+
+def test_nodes_groups_status(namenode):
+    client = FastblockClient([namenode.url])
+    assert [n["id"] for n in client.list_nodes()] == ["storage-1", "storage-2", "storage-3"]
+    groups = client.list_groups()
+    assert [m["id"] for m in groups[0]["members"]] == ["storage-1", "storage-2", "storage-3"]
+    status = client.status()
+    assert status["volumes"] == 0 and len(status["groups"]) == 3
+
+
+def test_token_is_sent_as_bearer(namenode):
+    FastblockClient([namenode.url], token="s3cret").health()
+    FastblockClient([namenode.url]).health()
+    with_token, without = namenode.requests
+    assert with_token["headers"]["Authorization"] == "Bearer s3cret"
+    assert "Authorization" not in without["headers"]
+
+
+def test_names_are_quoted_into_one_path_segment(namenode):
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).get_volume("../nodes")
+    assert namenode.requests[-1]["path"] == "/v1/volumes/..%2Fnodes"
+    assert info.value.code == "VOLUME_NOT_FOUND"
+
+
+@pytest.mark.parametrize(
+    "call, status, code",
+    [
+        (lambda c: c.create_volume("vol1", 0), 400, "INVALID_SIZE"),
+        (lambda c: c.create_volume("vol1", 1000), 400, "INVALID_SIZE"),
+        (lambda c: c.create_volume("Bad_Name", "1G"), 400, "INVALID_NAME"),
+        (lambda c: c.create_volume("vol1", "1G", chunk_size=3 << 20), 400, "INVALID_CHUNK_SIZE"),
+        (lambda c: c.get_volume("missing"), 404, "VOLUME_NOT_FOUND"),
+        (lambda c: c.delete_volume("missing"), 404, "VOLUME_NOT_FOUND"),
+    ],
+)
+def test_http_errors_carry_status_code_and_message(namenode, call, status, code):
+    with pytest.raises(FastblockError) as info:
+        call(FastblockClient([namenode.url]))
+    assert info.value.status == status
+    assert info.value.code == code
+    assert info.value.message
+    assert str(info.value) == f"{code}: {info.value.message}"
+
+
+def test_duplicate_is_volume_exists(namenode):
+    client = FastblockClient([namenode.url])
+    client.create_volume("vol1", "1G")
+    with pytest.raises(FastblockError) as info:
+        client.create_volume("vol1", "1G")
+    assert (info.value.status, info.value.code, info.value.message) == (409, "VOLUME_EXISTS", "volume vol1 already exists")
+
+
+def test_non_json_error_body_falls_back_to_raw_text(namenode):
+    namenode.answer_next(500, "<html>Internal Server Error</html>\n", "text/html")
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).health()
+    assert (info.value.status, info.value.code, info.value.message) == (500, "HTTP_500", "<html>Internal Server Error</html>")
+
+
+def test_json_error_without_code_falls_back_to_raw_text(namenode):
+    namenode.answer_next(400, '{"error": "nope"}')
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).health()
+    assert (info.value.code, info.value.message) == ("HTTP_400", '{"error": "nope"}')
+
+
+def test_empty_error_body_uses_the_reason_phrase(namenode):
+    namenode.answer_next(418, b"")
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).health()
+    assert (info.value.status, info.value.code, info.value.message) == (418, "HTTP_418", "I'm a Teapot")
+
+
+def test_success_with_non_json_body_is_a_bad_response(namenode):
+    namenode.answer_next(200, "ok", "text/plain")
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).health()
+    assert info.value.code == "BAD_RESPONSE"
+    assert "not JSON: ok" in info.value.message
+
+
+def test_list_without_expected_field_is_a_bad_response(namenode):
+    namenode.answer_next(200, '{"items": []}')
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).list_volumes()
+    assert info.value.code == "BAD_RESPONSE"
+    assert "'volumes'" in info.value.message
+
+
+def test_fails_over_to_the_next_url_on_connection_error(namenode, dead_url):
+    client = FastblockClient([dead_url, namenode.url])
+    assert client.health() == {"status": "ok"}
+    assert len(namenode.requests) == 1
+
+
+def test_fails_over_on_503_from_a_standby(namenode):
+    standby = type(namenode)().start()
+    try:
+        standby.answer_next(503, '{"code": "NOT_LEADER", "message": "standby"}')
+        assert FastblockClient([standby.url, namenode.url]).health() == {"status": "ok"}
+    finally:
+        standby.stop()
+
+
+def test_503_everywhere_raises_the_server_error(namenode):
+    namenode.answer_next(503, '{"code": "NOT_LEADER", "message": "no leader elected yet"}')
+    with pytest.raises(FastblockError) as info:
+        FastblockClient([namenode.url]).health()
+    assert (info.value.status, info.value.code) == (503, "NOT_LEADER")
+
+
+def test_http_error_is_final_and_does_not_fail_over(namenode):
+    other = type(namenode)().start()
+    try:
+        with pytest.raises(FastblockError) as info:
+            FastblockClient([namenode.url, other.url]).get_volume("missing")
+        assert info.value.code == "VOLUME_NOT_FOUND"
+        assert other.requests == []
+    finally:
+        other.stop()
+
+
+def test_connection_error_names_every_url_tried(dead_url, other_dead_url):
+    second = other_dead_url
+    with pytest.raises(FastblockConnectionError) as info:
+        FastblockClient([dead_url, second], timeout=2).health()
+    assert info.value.urls == [dead_url, second]
+    assert str(info.value) == (
+        f"cannot reach the fastblock namenode at {dead_url} (connection refused), {second} (connection refused)"
+    )
+
+
+@pytest.mark.parametrize("urls", [[], [""], ["  "], ["ftp://host"], ["127.0.0.1:9333"], ["http://"]])
+def test_bad_urls_are_rejected_up_front(urls):
+    with pytest.raises(ValueError):
+        FastblockClient(urls)
+
+
+def test_trailing_slash_is_ignored(namenode):
+    FastblockClient([namenode.url + "/"]).health()
+    assert namenode.requests[-1]["path"] == "/v1/health"
