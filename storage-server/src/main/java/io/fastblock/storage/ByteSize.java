@@ -1,0 +1,32 @@
+package io.fastblock.storage;
+
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parses byte counts given on the command line: plain bytes or a number with a binary suffix (K, M, G, T, optionally followed by "i", "iB" or "B"). */
+public final class ByteSize {
+    private static final Pattern FORMAT = Pattern.compile("^(\\d{1,18})([KMGT]?)(I|IB|B)?$");
+
+    private ByteSize() {
+    }
+
+    public static long parse(String flag, String text) {
+        Matcher m = FORMAT.matcher(text.trim().toUpperCase(Locale.ROOT));
+        if (!m.matches() || (m.group(2).isEmpty() && m.group(3) != null && !m.group(3).equals("B"))) {
+            throw new IllegalArgumentException("--" + flag + " must be a byte count like 268435456 or 256M, got '" + text + "'");
+        }
+        int shift = switch (m.group(2)) {
+            case "K" -> 10;
+            case "M" -> 20;
+            case "G" -> 30;
+            case "T" -> 40;
+            default -> 0;
+        };
+        long n = Long.parseLong(m.group(1));
+        if (n <= 0 || n > (Long.MAX_VALUE >> shift)) {
+            throw new IllegalArgumentException("--" + flag + " must be positive and below 2^63, got '" + text + "'");
+        }
+        return n << shift;
+    }
+}

@@ -1,0 +1,44 @@
+package io.fastblock.storage;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+/** The storage server's meters, in one place so tests and the (later) exporter read the same figures. */
+public final class StorageMetrics {
+    private final MeterRegistry registry;
+    public final Counter writes;
+    public final Counter reads;
+    public final Counter bytesWritten;
+    public final Counter bytesRead;
+    public final Counter logAppends;
+    public final Counter logFsyncs;
+    public final Counter corruptReads;
+
+    public StorageMetrics() {
+        this(new SimpleMeterRegistry());
+    }
+
+    public StorageMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        writes = Counter.builder("fastblock.storage.writes").description("write requests served").register(registry);
+        reads = Counter.builder("fastblock.storage.reads").description("read requests served").register(registry);
+        bytesWritten = Counter.builder("fastblock.storage.bytes.written").register(registry);
+        bytesRead = Counter.builder("fastblock.storage.bytes.read").register(registry);
+        logAppends = Counter.builder("fastblock.log.appends").description("records appended to the log").register(registry);
+        logFsyncs = Counter.builder("fastblock.log.fsyncs").description("fsyncs of log segments").register(registry);
+        corruptReads = Counter.builder("fastblock.log.corrupt.reads").register(registry);
+        Gauge.builder("fastblock.log.writes.per.fsync", this, StorageMetrics::writesPerFsync).register(registry);
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** Log appends made durable per fsync so far: above 1 means group commit is sharing fsyncs. */
+    public double writesPerFsync() {
+        double f = logFsyncs.count();
+        return f == 0 ? 0 : logAppends.count() / f;
+    }
+}

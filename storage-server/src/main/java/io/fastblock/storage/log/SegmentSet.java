@@ -1,0 +1,85 @@
+package io.fastblock.storage.log;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.stream.Stream;
+
+/** The log's segment files, oldest first; the last one is the one appended to. */
+final class SegmentSet implements Closeable {
+    private final Path dir;
+    private final long segmentSize;
+    private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+
+    SegmentSet(Path dir, long segmentSize) throws IOException {
+        this.dir = dir;
+        this.segmentSize = segmentSize;
+        Files.createDirectories(dir);
+        List<Long> numbers = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir)) {
+            files.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+\\.seg"))
+                    .forEach(n -> numbers.add(Long.parseLong(n.substring(0, n.length() - 4))));
+        }
+        for (long n : numbers) {
+            segments.put(n, LogSegment.open(dir, n));
+        }
+        if (segments.isEmpty()) {
+            segments.put(1L, LogSegment.open(dir, 1));
+            syncDir();
+        }
+    }
+
+    List<LogSegment> all() {
+        return new ArrayList<>(segments.values());
+    }
+
+    LogSegment get(long number) {
+        return segments.get(number);
+    }
+
+    LogSegment active() {
+        return segments.lastEntry().getValue();
+    }
+
+    /** The segment to append a record of {@code recordBytes} to, rolling over when the active one is full. */
+    LogSegment forAppend(long recordBytes) throws IOException {
+        LogSegment active = active();
+        if (active.size() > 0 && active.size() + recordBytes > segmentSize) {
+            LogSegment next = LogSegment.open(dir, active.number() + 1);
+            segments.put(next.number(), next);
+            syncDir();
+            return next;
+        }
+        return active;
+    }
+
+    /** Removes every segment after {@code number} (replay found the log ends before them). */
+    void dropAfter(long number) throws IOException {
+        for (LogSegment s : new ArrayList<>(segments.tailMap(number, false).values())) {
+            segments.remove(s.number());
+            s.close();
+            Files.deleteIfExists(s.path());
+        }
+        syncDir();
+    }
+
+    private void syncDir() throws IOException {
+        // A new segment's name must be durable too, or an fsynced record can vanish with its file.
+        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+            d.force(true);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        for (LogSegment s : segments.values()) {
+            s.close();
+        }
+    }
+}
