@@ -1,0 +1,187 @@
+package io.fastblock.namenode;
+
+import io.fastblock.namenode.api.HttpApi;
+import io.fastblock.namenode.api.NameNodeApi;
+import io.fastblock.namenode.api.Router;
+import io.fastblock.namenode.meta.ChunkMapStore;
+import io.fastblock.namenode.meta.GroupStore;
+import io.fastblock.namenode.meta.NodeStore;
+import io.fastblock.namenode.meta.VolumeStore;
+import io.fastblock.namenode.meta.ZkSchema;
+import io.fastblock.namenode.placement.ChunkPlacement;
+import io.fastblock.namenode.placement.GroupFormation;
+import io.fastblock.namenode.zookeeper.EmbeddedZooKeeper;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The metadata service. {@link #start} brings it up (embedded ZooKeeper if no --zk, Curator client,
+ * group formation, REST API) and returns a running instance; {@link #close} stops it in reverse order:
+ * HTTP first so no request sees a half-closed store, then Curator, then the embedded ZooKeeper.
+ */
+public final class NameNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(NameNode.class);
+    private static final int SESSION_TIMEOUT_MS = 15_000;
+    private static final int CONNECT_TIMEOUT_MS = 10_000;
+    private static final int CONNECT_WAIT_S = 30;
+
+    private final NameNodeConfig config;
+    private final EmbeddedZooKeeper embeddedZk;
+    private final String zkConnect;
+    private final CuratorFramework curator;
+    private final GroupFormation formation;
+    private final HttpApi api;
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private boolean closing;
+
+    private NameNode(NameNodeConfig config, EmbeddedZooKeeper embeddedZk, String zkConnect, CuratorFramework curator,
+                     GroupFormation formation, HttpApi api) {
+        this.config = config;
+        this.embeddedZk = embeddedZk;
+        this.zkConnect = zkConnect;
+        this.curator = curator;
+        this.formation = formation;
+        this.api = api;
+    }
+
+    public static NameNode start(NameNodeConfig config) throws IOException, InterruptedException {
+        // Whatever started successfully is closed again if a later step fails.
+        Deque<AutoCloseable> started = new ArrayDeque<>();
+        try {
+            EmbeddedZooKeeper zk = null;
+            String connect = config.zkConnect();
+            if (config.embeddedZooKeeper()) {
+                zk = EmbeddedZooKeeper.start(config.dataDir().resolve("zookeeper"), "127.0.0.1", config.zkPort());
+                started.push(zk);
+                connect = zk.connectString();
+            }
+            CuratorFramework curator = CuratorFrameworkFactory.newClient(connect, SESSION_TIMEOUT_MS,
+                    CONNECT_TIMEOUT_MS, new ExponentialBackoffRetry(200, 10, 5_000));
+            curator.start();
+            started.push(curator);
+            if (!curator.blockUntilConnected(CONNECT_WAIT_S, TimeUnit.SECONDS)) {
+                throw new IOException("could not connect to ZooKeeper at " + connect + " within " + CONNECT_WAIT_S + " s");
+            }
+            ZkSchema.ensure(curator);
+
+            VolumeStore volumes = new VolumeStore(curator);
+            ChunkMapStore chunkMaps = new ChunkMapStore(curator);
+            GroupStore groups = new GroupStore(curator);
+            NodeStore nodes = new NodeStore(curator);
+            GroupFormation formation = new GroupFormation(curator, groups, nodes);
+            formation.start();
+            started.push(formation);
+
+            Router router = new NameNodeApi(volumes, chunkMaps, groups, nodes, new ChunkPlacement(groups, nodes),
+                    config.chunkSize()).router();
+            HttpApi api = HttpApi.start(config.listenHost(), config.httpPort(), router);
+            started.push(api);
+            LOG.info("namenode serving on {} (ZooKeeper {})", "http://" + config.listenHost() + ":" + api.port(), connect);
+            return new NameNode(config, zk, connect, curator, formation, api);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            while (!started.isEmpty()) {
+                closeQuietly(started.pop());
+            }
+            throw e;
+        }
+    }
+
+    public int httpPort() {
+        return api.port();
+    }
+
+    public String baseUrl() {
+        return "http://" + config.listenHost() + ":" + httpPort();
+    }
+
+    /** The embedded ZooKeeper's client port, or -1 when an external ZooKeeper is used. */
+    public int zkPort() {
+        return embeddedZk == null ? -1 : embeddedZk.port();
+    }
+
+    public String zkConnect() {
+        return zkConnect;
+    }
+
+    public Router router() {
+        return api.router();
+    }
+
+    /** Waits until {@link #close} has finished. */
+    public void awaitClosed() throws InterruptedException {
+        closed.await();
+    }
+
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        closeQuietly(api);
+        closeQuietly(formation);
+        closeQuietly(curator);
+        if (embeddedZk != null) {
+            closeQuietly(embeddedZk);
+        }
+        LOG.info("namenode stopped");
+        closed.countDown();
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("closing {}: {}", c.getClass().getSimpleName(), e.toString());
+        }
+    }
+
+    public static void main(String[] args) {
+        quietZooKeeperLogs();
+        NameNodeConfig config;
+        try {
+            config = NameNodeConfig.fromArgs(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("namenode: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        NameNode node;
+        try {
+            node = start(config);
+        } catch (Exception e) {
+            System.err.println("namenode: could not start: " + e.getMessage());
+            LOG.error("start failed", e);
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(node::close, "namenode-shutdown"));
+        System.out.println("READY namenode " + node.baseUrl());
+        System.out.flush();
+        try {
+            node.awaitClosed();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** ZooKeeper and Curator log every session event at INFO; keep them to warnings unless told otherwise. */
+    private static void quietZooKeeperLogs() {
+        for (String logger : new String[] {"org.apache.zookeeper", "org.apache.curator"}) {
+            String key = "org.slf4j.simpleLogger.log." + logger;
+            if (System.getProperty(key) == null) {
+                System.setProperty(key, "warn");
+            }
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.fastblock.namenode.meta;
+
+import io.fastblock.protocol.meta.MetaJson;
+import io.fastblock.protocol.meta.NodeRecord;
+import io.fastblock.protocol.meta.ZkPaths;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * Storage servers as they registered themselves: {@code /fastblock/nodes/{id}} (persistent record)
+ * and {@code /fastblock/live/{id}} (ephemeral, present while the server's session is alive).
+ * The namenode only reads these.
+ */
+public final class NodeStore {
+    /** A registered node and whether it is live right now. */
+    public record NodeState(NodeRecord record, boolean live) {
+    }
+
+    private final CuratorFramework zk;
+
+    public NodeStore(CuratorFramework zk) {
+        this.zk = zk;
+    }
+
+    /** Ids of the nodes with a live znode, sorted. */
+    public List<String> liveIds() {
+        try {
+            List<String> ids = new ArrayList<>(ZkCalls.run("list live nodes",
+                    () -> zk.getChildren().forPath(ZkPaths.LIVE)));
+            ids.sort(null);
+            return ids;
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("list live nodes", e);
+        }
+    }
+
+    /** Every registered node by id, with its live flag. */
+    public Map<String, NodeState> all() {
+        List<String> ids;
+        try {
+            ids = ZkCalls.run("list nodes", () -> zk.getChildren().forPath(ZkPaths.NODES));
+        } catch (KeeperException.NoNodeException e) {
+            ids = List.of();
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("list nodes", e);
+        }
+        Set<String> live = new HashSet<>(liveIds());
+        Map<String, NodeState> out = new TreeMap<>();
+        for (String id : ids) {
+            try {
+                byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
+                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id)));
+            } catch (KeeperException.NoNodeException e) {
+                // unregistered meanwhile
+            } catch (KeeperException e) {
+                throw ZkCalls.unexpected("read node " + id, e);
+            }
+        }
+        return out;
+    }
+}
