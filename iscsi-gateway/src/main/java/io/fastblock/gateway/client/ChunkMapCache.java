@@ -1,0 +1,126 @@
+package io.fastblock.gateway.client;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * One volume's chunk map as far as this gateway has needed it: chunk index -> route. Filled from
+ * namenode lookups and allocations; concurrent requests for the same chunk share one namenode
+ * call. An "unallocated" answer is kept only for {@code unallocatedTtl} (another gateway may
+ * allocate the chunk meanwhile) or until this gateway allocates it. A route a storage node
+ * rejected (stale chain, unknown group, not a member) is dropped with {@link #invalidate}.
+ */
+public final class ChunkMapCache {
+    private sealed interface Entry permits Allocated, Unallocated {
+    }
+
+    private record Allocated(ChunkRoute route) implements Entry {
+    }
+
+    private record Unallocated(long fetchedAtNanos) implements Entry {
+    }
+
+    private final String volumeName;
+    private final ChunkMapSource source;
+    private final long unallocatedTtlNanos;
+    private final LongSupplier nanoClock;
+    private final ConcurrentHashMap<Long, CompletableFuture<Entry>> entries = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, CompletableFuture<ChunkRoute>> allocations = new ConcurrentHashMap<>();
+
+    public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl, LongSupplier nanoClock) {
+        this.volumeName = volumeName;
+        this.source = source;
+        this.unallocatedTtlNanos = unallocatedTtl.toNanos();
+        this.nanoClock = nanoClock;
+    }
+
+    public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl) {
+        this(volumeName, source, unallocatedTtl, System::nanoTime);
+    }
+
+    /** The chunk's route, or empty when the namenode says it is not allocated. Never allocates. */
+    public CompletableFuture<Optional<ChunkRoute>> lookup(long index) {
+        CompletableFuture<Entry> current = entries.get(index);
+        if (current == null || expired(current)) {
+            CompletableFuture<Entry> fresh = new CompletableFuture<>();
+            CompletableFuture<Entry> winner = entries.compute(index,
+                    (k, cur) -> cur != null && !expired(cur) ? cur : fresh);
+            if (winner == fresh) {
+                source.lookupChunk(volumeName, index).whenComplete((loc, err) -> {
+                    if (err != null) {
+                        entries.remove(index, fresh);
+                        fresh.completeExceptionally(err);
+                    } else {
+                        fresh.complete(loc.allocated()
+                                ? new Allocated(ChunkRoute.of(loc)) : new Unallocated(nanoClock.getAsLong()));
+                    }
+                });
+            }
+            current = winner;
+        }
+        return current.thenApply(e -> e instanceof Allocated a ? Optional.of(a.route()) : Optional.empty());
+    }
+
+    /** The chunk's route, allocating the chunk (idempotently) if this gateway does not know it allocated. */
+    public CompletableFuture<ChunkRoute> allocate(long index) {
+        CompletableFuture<Entry> current = entries.get(index);
+        if (current != null && current.isDone() && !current.isCompletedExceptionally()
+                && current.join() instanceof Allocated a) {
+            return CompletableFuture.completedFuture(a.route());
+        }
+        CompletableFuture<ChunkRoute> fresh = new CompletableFuture<>();
+        CompletableFuture<ChunkRoute> inflight = allocations.putIfAbsent(index, fresh);
+        if (inflight != null) {
+            return inflight;
+        }
+        source.allocateChunk(volumeName, index).whenComplete((loc, err) -> {
+            if (err != null) {
+                allocations.remove(index, fresh);
+                fresh.completeExceptionally(err);
+                return;
+            }
+            ChunkRoute route;
+            try {
+                route = ChunkRoute.of(loc);
+            } catch (RuntimeException bad) {
+                allocations.remove(index, fresh);
+                fresh.completeExceptionally(bad);
+                return;
+            }
+            entries.put(index, CompletableFuture.completedFuture(new Allocated(route)));
+            allocations.remove(index, fresh);
+            fresh.complete(route);
+        });
+        return fresh;
+    }
+
+    /**
+     * Forgets {@code seen} for chunk {@code index} so the next request asks the namenode again;
+     * a newer route already cached by a concurrent refresh is kept.
+     */
+    public void invalidate(long index, ChunkRoute seen) {
+        CompletableFuture<Entry> current = entries.get(index);
+        if (current != null && current.isDone() && !current.isCompletedExceptionally()
+                && current.join() instanceof Allocated a && a.route().equals(seen)) {
+            entries.remove(index, current);
+        }
+    }
+
+    /** Number of chunks with a cached answer (allocated or not); for tests and metrics. */
+    public int size() {
+        return entries.size();
+    }
+
+    private boolean expired(CompletableFuture<Entry> f) {
+        if (!f.isDone()) {
+            return false;
+        }
+        if (f.isCompletedExceptionally()) {
+            return true;
+        }
+        return f.join() instanceof Unallocated u && nanoClock.getAsLong() - u.fetchedAtNanos() >= unallocatedTtlNanos;
+    }
+}

@@ -1,0 +1,79 @@
+package io.fastblock.gateway.client;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/**
+ * Per-volume counters of the FAST client, counted per storage request (a volume request spanning
+ * chunks counts once per chunk). Meter names: {@code fastblock.gateway.reads} and
+ * {@code fastblock.gateway.read.bytes} tagged route=head|middle|zero-fill,
+ * {@code fastblock.gateway.writes} / {@code .write.bytes} tagged route=head,
+ * {@code fastblock.gateway.requests} tagged op and pattern=random|sequential (per volume request),
+ * {@code fastblock.gateway.retries} tagged reason; all tagged volume.
+ */
+public final class ClientMetrics {
+    private final Counter readsHead;
+    private final Counter readsMiddle;
+    private final Counter readsZero;
+    private final Counter readBytesHead;
+    private final Counter readBytesMiddle;
+    private final Counter readBytesZero;
+    private final Counter writesHead;
+    private final Counter writeBytesHead;
+    private final Counter readRandom;
+    private final Counter readSequential;
+    private final Counter writeRandom;
+    private final Counter writeSequential;
+    private final MeterRegistry registry;
+    private final String volume;
+
+    public ClientMetrics(MeterRegistry registry, String volume) {
+        this.registry = registry;
+        this.volume = volume;
+        readsHead = counter("fastblock.gateway.reads", "route", "head");
+        readsMiddle = counter("fastblock.gateway.reads", "route", "middle");
+        readsZero = counter("fastblock.gateway.reads", "route", "zero-fill");
+        readBytesHead = counter("fastblock.gateway.read.bytes", "route", "head");
+        readBytesMiddle = counter("fastblock.gateway.read.bytes", "route", "middle");
+        readBytesZero = counter("fastblock.gateway.read.bytes", "route", "zero-fill");
+        writesHead = counter("fastblock.gateway.writes", "route", "head");
+        writeBytesHead = counter("fastblock.gateway.write.bytes", "route", "head");
+        readRandom = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "read", "pattern", "random");
+        readSequential = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "read", "pattern", "sequential");
+        writeRandom = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "write", "pattern", "random");
+        writeSequential = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "write", "pattern", "sequential");
+    }
+
+    private Counter counter(String name, String tag, String value) {
+        return registry.counter(name, "volume", volume, tag, value);
+    }
+
+    void read(ReplicaRole role, int bytes) {
+        if (role == ReplicaRole.MIDDLE) {
+            readsMiddle.increment();
+            readBytesMiddle.increment(bytes);
+        } else {
+            readsHead.increment();
+            readBytesHead.increment(bytes);
+        }
+    }
+
+    void zeroFill(int bytes) {
+        readsZero.increment();
+        readBytesZero.increment(bytes);
+    }
+
+    void write(int bytes) {
+        writesHead.increment();
+        writeBytesHead.increment(bytes);
+    }
+
+    void classified(boolean read, AccessPattern pattern) {
+        boolean seq = pattern == AccessPattern.SEQUENTIAL;
+        (read ? (seq ? readSequential : readRandom) : (seq ? writeSequential : writeRandom)).increment();
+    }
+
+    void retry(String reason) {
+        registry.counter("fastblock.gateway.retries", "volume", volume, "reason", reason).increment();
+    }
+}

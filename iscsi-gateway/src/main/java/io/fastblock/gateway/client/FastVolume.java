@@ -1,0 +1,327 @@
+package io.fastblock.gateway.client;
+
+import io.fastblock.gateway.scsi.BlockDevice;
+import io.fastblock.gateway.scsi.DeviceException;
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.StorageResponse;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An open volume as a block device: splits each request at chunk boundaries, finds each chunk's
+ * chain through the {@link ChunkMapCache}, and sends one storage request per piece. Writes go to
+ * the chain's head (allocating the chunk on first write); reads go to the head or the middle by
+ * the {@link StreamClassifier}'s verdict, and read zeros from chunks never allocated without
+ * allocating them. Rejected routes are refreshed and the piece resent a bounded number of times.
+ */
+public final class FastVolume implements BlockDevice {
+    private final VolumeInfo info;
+    private final ChunkMapCache chunks;
+    private final StorageTransport storage;
+    private final ClientSettings settings;
+    private final ClientMetrics metrics;
+    private final ByteBufAllocator alloc;
+    private final Executor retryExecutor;
+    private final ReadRouter router = new ReadRouter();
+    private final StreamClassifier readStreams;
+    private final StreamClassifier writeStreams;
+    private volatile long leaseEpoch;
+    private volatile boolean closed;
+
+    public FastVolume(VolumeInfo info, ChunkMapCache chunks, StorageTransport storage, ClientSettings settings,
+                      ClientMetrics metrics, ByteBufAllocator alloc, Executor retryExecutor) {
+        if (info.blockSize() <= 0 || info.chunkSize() <= 0 || info.size() < 0) {
+            throw new IllegalArgumentException("bad volume geometry: " + info);
+        }
+        this.info = info;
+        this.chunks = chunks;
+        this.storage = storage;
+        this.settings = settings;
+        this.metrics = metrics;
+        this.alloc = alloc;
+        this.retryExecutor = retryExecutor;
+        this.readStreams = new StreamClassifier(settings.streamsPerVolume(), settings.streamGapBytes(),
+                settings.sequentialAfter());
+        this.writeStreams = new StreamClassifier(settings.streamsPerVolume(), settings.streamGapBytes(),
+                settings.sequentialAfter());
+    }
+
+    @Override
+    public long sizeBytes() {
+        return info.size();
+    }
+
+    @Override
+    public int blockSize() {
+        return info.blockSize();
+    }
+
+    @Override
+    public long volumeId() {
+        return info.id();
+    }
+
+    @Override
+    public String name() {
+        return info.name();
+    }
+
+    public VolumeInfo info() {
+        return info;
+    }
+
+    public ChunkMapCache chunkMap() {
+        return chunks;
+    }
+
+    /** The lease epoch sent with every request (0 until leases exist). */
+    public long leaseEpoch() {
+        return leaseEpoch;
+    }
+
+    public void leaseEpoch(long epoch) {
+        this.leaseEpoch = epoch;
+    }
+
+    @Override
+    public CompletableFuture<ByteBuf> read(long offset, int length) {
+        DeviceException refused = refuse(offset, length);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        if (length == 0) {
+            return CompletableFuture.completedFuture(alloc.buffer(0));
+        }
+        AccessPattern pattern = readStreams.classify(offset, length);
+        metrics.classified(true, pattern);
+        List<ChunkSlice> slices = ChunkSlice.split(offset, length, info.chunkSize(), settings.maxRequestBytes());
+        @SuppressWarnings("unchecked")
+        CompletableFuture<ByteBuf>[] parts = new CompletableFuture[slices.size()];
+        long start = System.nanoTime();
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = readSlice(slices.get(i), pattern, 0, start, false);
+        }
+        CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+        CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
+            if (anyFailure != null) {
+                for (CompletableFuture<ByteBuf> p : parts) {
+                    if (!p.isCompletedExceptionally()) {
+                        p.join().release();
+                    }
+                }
+                result.completeExceptionally(firstFailure(parts));
+                return;
+            }
+            if (parts.length == 1) {
+                result.complete(parts[0].join());
+                return;
+            }
+            CompositeByteBuf whole = alloc.compositeDirectBuffer(parts.length);
+            for (CompletableFuture<ByteBuf> p : parts) {
+                whole.addComponent(true, p.join());
+            }
+            result.complete(whole);
+        });
+        return result;
+    }
+
+    @Override
+    public CompletableFuture<Void> write(long offset, ByteBuf data) {
+        int length = data.readableBytes();
+        DeviceException refused = refuse(offset, length);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        if (length == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        metrics.classified(false, writeStreams.classify(offset, length));
+        List<ChunkSlice> slices = ChunkSlice.split(offset, length, info.chunkSize(), settings.maxRequestBytes());
+        @SuppressWarnings("unchecked")
+        CompletableFuture<Void>[] parts = new CompletableFuture[slices.size()];
+        long start = System.nanoTime();
+        int base = data.readerIndex();
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = writeSlice(slices.get(i), data, base, 0, start);
+        }
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        // Complete only when every piece is done, so the caller may release data right after.
+        CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
+            if (anyFailure != null) {
+                result.completeExceptionally(firstFailure(parts));
+            } else {
+                result.complete(null);
+            }
+        });
+        return result;
+    }
+
+    /** Writes are durable on the chain when acknowledged, so every completed write is already flushed. */
+    @Override
+    public CompletableFuture<Void> flush() {
+        if (closed) {
+            return CompletableFuture.failedFuture(new DeviceException(DeviceException.Reason.UNAVAILABLE,
+                    "volume " + info.name() + " is closed"));
+        }
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+
+    private DeviceException refuse(long offset, long length) {
+        if (closed) {
+            return new DeviceException(DeviceException.Reason.UNAVAILABLE, "volume " + info.name() + " is closed");
+        }
+        if (offset < 0 || length < 0 || offset > info.size() - length) {
+            return new DeviceException(DeviceException.Reason.OUT_OF_RANGE, "range [" + offset + ", +" + length
+                    + ") outside volume " + info.name() + " of " + info.size() + " bytes");
+        }
+        return null;
+    }
+
+    private CompletableFuture<ByteBuf> readSlice(ChunkSlice s, AccessPattern pattern, int attempt, long start,
+                                                 boolean headOnly) {
+        return chunks.lookup(s.chunkIndex()).thenCompose((Optional<ChunkRoute> found) -> {
+            if (found.isEmpty()) {
+                metrics.zeroFill(s.length());
+                return CompletableFuture.completedFuture(alloc.directBuffer(s.length(), s.length()).writeZero(s.length()));
+            }
+            ChunkRoute route = found.get();
+            ReadRouter.Choice choice = headOnly ? router.head(route) : router.choose(route, pattern);
+            return storage.read(choice.replica().address(), chainOf(route), chunkOf(s), s.offsetInChunk(), s.length())
+                    .handle((resp, err) -> {
+                        Failures.Action action;
+                        DeviceException failure;
+                        if (err == null && resp.isOk()) {
+                            if (resp.data().readableBytes() != s.length()) {
+                                int got = resp.data().readableBytes();
+                                resp.data().release();
+                                return CompletableFuture.<ByteBuf>failedFuture(new DeviceException(
+                                        DeviceException.Reason.IO_ERROR, choice.replica().address() + " returned " + got
+                                        + " bytes for a read of " + s.length() + " in chunk " + chunkOf(s)));
+                            }
+                            metrics.read(choice.role(), s.length());
+                            return CompletableFuture.completedFuture(resp.data());
+                        }
+                        if (err != null) {
+                            Throwable t = NamenodeClient.unwrap(err);
+                            if (!(t instanceof StorageRequestException se)) {
+                                return CompletableFuture.<ByteBuf>failedFuture(Failures.toDeviceException(t));
+                            }
+                            action = Failures.actionFor(se);
+                            failure = new DeviceException(Failures.reasonFor(se), "read of chunk " + chunkOf(s)
+                                    + " failed: " + se.getMessage(), se);
+                        } else {
+                            resp.data().release();
+                            action = Failures.actionFor(resp.status());
+                            failure = statusFailure("read", s, choice.replica(), resp);
+                        }
+                        if (!mayRetry(action, attempt, start)) {
+                            return CompletableFuture.<ByteBuf>failedFuture(failure);
+                        }
+                        if (action == Failures.Action.REFRESH_AND_RETRY) {
+                            chunks.invalidate(s.chunkIndex(), route);
+                        }
+                        metrics.retry(err != null ? "connection" : resp.status().name().toLowerCase());
+                        // After a connection failure, do not insist on the middle: the head is the safe choice.
+                        boolean toHead = headOnly || err != null;
+                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, toHead));
+                    })
+                    .thenCompose(f -> f);
+        });
+    }
+
+    private CompletableFuture<Void> writeSlice(ChunkSlice s, ByteBuf data, int base, int attempt, long start) {
+        return chunks.allocate(s.chunkIndex()).thenCompose(route -> {
+            Replica head = route.head();
+            // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
+            ByteBuf piece = data.retainedSlice(base + s.bufferOffset(), s.length());
+            return storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), piece)
+                    .handle((resp, err) -> {
+                        Failures.Action action;
+                        DeviceException failure;
+                        if (err == null) {
+                            resp.data().release();
+                            if (resp.isOk()) {
+                                metrics.write(s.length());
+                                return CompletableFuture.<Void>completedFuture(null);
+                            }
+                            action = Failures.actionFor(resp.status());
+                            failure = statusFailure("write", s, head, resp);
+                        } else {
+                            Throwable t = NamenodeClient.unwrap(err);
+                            if (!(t instanceof StorageRequestException se)) {
+                                return CompletableFuture.<Void>failedFuture(Failures.toDeviceException(t));
+                            }
+                            action = Failures.actionFor(se);
+                            failure = new DeviceException(Failures.reasonFor(se), "write of chunk " + chunkOf(s)
+                                    + " failed: " + se.getMessage(), se);
+                        }
+                        if (!mayRetry(action, attempt, start)) {
+                            return CompletableFuture.<Void>failedFuture(failure);
+                        }
+                        if (action == Failures.Action.REFRESH_AND_RETRY) {
+                            chunks.invalidate(s.chunkIndex(), route);
+                        }
+                        metrics.retry(err != null ? "connection" : resp.status().name().toLowerCase());
+                        return later(attempt, () -> writeSlice(s, data, base, attempt + 1, start));
+                    })
+                    .thenCompose(f -> f);
+        });
+    }
+
+    private boolean mayRetry(Failures.Action action, int attempt, long start) {
+        if (action == Failures.Action.FAIL || closed || attempt + 1 >= settings.maxAttempts()) {
+            return false;
+        }
+        long elapsed = System.nanoTime() - start;
+        return elapsed + backoffNanos(attempt) + settings.requestTimeout().toNanos() <= settings.retryBudget().toNanos();
+    }
+
+    private long backoffNanos(int attempt) {
+        long base = settings.retryBackoff().toNanos();
+        return Math.min(base << Math.min(attempt, 20), TimeUnit.MILLISECONDS.toNanos(500));
+    }
+
+    private <T> CompletableFuture<T> later(int attempt, java.util.function.Supplier<CompletableFuture<T>> next) {
+        Executor delayed = CompletableFuture.delayedExecutor(backoffNanos(attempt), TimeUnit.NANOSECONDS, retryExecutor);
+        return CompletableFuture.supplyAsync(next, delayed).thenCompose(f -> f);
+    }
+
+    private DeviceException statusFailure(String op, ChunkSlice s, Replica replica, StorageResponse resp) {
+        return new DeviceException(Failures.reasonFor(resp.status()), op + " of chunk " + chunkOf(s) + " at "
+                + replica.address() + " failed: " + resp.status()
+                + (resp.message().isEmpty() ? "" : " (" + resp.message() + ")"));
+    }
+
+    private ChainAddress chainOf(ChunkRoute route) {
+        return new ChainAddress(route.groupId(), route.chainVersion(), leaseEpoch);
+    }
+
+    private ChunkId chunkOf(ChunkSlice s) {
+        return new ChunkId(info.id(), s.chunkIndex());
+    }
+
+    private static DeviceException firstFailure(CompletableFuture<?>[] parts) {
+        for (CompletableFuture<?> p : parts) {
+            if (p.isCompletedExceptionally()) {
+                try {
+                    p.join();
+                } catch (RuntimeException e) {
+                    return Failures.toDeviceException(e);
+                }
+            }
+        }
+        return new DeviceException(DeviceException.Reason.IO_ERROR, "request failed");
+    }
+}

@@ -1,0 +1,7 @@
+package io.fastblock.gateway.client;
+
+/** Which chain position a read was sent to. */
+public enum ReplicaRole {
+    HEAD,
+    MIDDLE
+}
