@@ -6,7 +6,8 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Sequence, TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from fastblock_cinder.client import DEFAULT_URL, FastblockClient, FastblockConnectionError, FastblockError
 from fastblock_cinder.sizes import format_size, parse_size
@@ -249,7 +250,7 @@ def _print_table(out: TextIO, rows: list[tuple[str, ...]], indent: str = "") -> 
         return
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths))
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         print(indent + line.rstrip(), file=out)
 
 

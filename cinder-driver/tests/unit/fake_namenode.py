@@ -43,7 +43,7 @@ class FakeNamenode:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-namenode", daemon=True)
 
-    def start(self) -> "FakeNamenode":
+    def start(self) -> FakeNamenode:
         self.thread.start()
         return self
 
