@@ -1,0 +1,126 @@
+package io.fastblock.gateway.iscsi;
+
+import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.iscsi.login.SessionParams;
+import io.fastblock.gateway.iscsi.login.SessionRegistry;
+import io.fastblock.gateway.iscsi.pdu.IscsiPduDecoder;
+import io.fastblock.gateway.iscsi.pdu.IscsiPduEncoder;
+import io.fastblock.gateway.iscsi.session.IscsiConnectionHandler;
+import io.fastblock.gateway.iscsi.session.LogicalUnits;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The iSCSI portal: accepts TCP connections on {@code listenHost:iscsiPort} and runs one
+ * {@link IscsiConnectionHandler} per connection. Uses native epoll when available, else NIO,
+ * with pooled direct buffers.
+ */
+public final class IscsiServer implements AutoCloseable {
+    private final GatewayConfig config;
+    private final TargetCatalog catalog;
+    private final SessionRegistry registry = new SessionRegistry();
+    private final LogicalUnits units = new LogicalUnits();
+    private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private EventLoopGroup bossGroup;
+    private EventLoopGroup workerGroup;
+    private Channel serverChannel;
+    private int port = -1;
+
+    public IscsiServer(GatewayConfig config, TargetCatalog catalog) {
+        this.config = config;
+        this.catalog = catalog;
+    }
+
+    /** Binds the portal; returns once it accepts connections. */
+    public synchronized IscsiServer start() throws InterruptedException {
+        if (serverChannel != null) {
+            throw new IllegalStateException("already started");
+        }
+        boolean epoll = Epoll.isAvailable();
+        bossGroup = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
+        workerGroup = epoll ? new EpollEventLoopGroup() : new NioEventLoopGroup();
+        Class<? extends ServerSocketChannel> channelClass = epoll ? EpollServerSocketChannel.class
+                : NioServerSocketChannel.class;
+        String[] portal = new String[1];
+        ServerBootstrap b = new ServerBootstrap()
+                .group(bossGroup, workerGroup)
+                .channel(channelClass)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
+                        ch.pipeline().addLast("decoder",
+                                new IscsiPduDecoder(SessionParams.OUR_MAX_RECV_DATA_SEGMENT_LENGTH));
+                        ch.pipeline().addLast("encoder", new IscsiPduEncoder());
+                        ch.pipeline().addLast("iscsi", new IscsiConnectionHandler(catalog, registry, units,
+                                portal[0], config.queueDepth()));
+                    }
+                });
+        serverChannel = b.bind(config.listenHost(), config.iscsiPort()).sync().channel();
+        port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        portal[0] = advertisedPortal(config.portalAddress(), config.listenHost(), port);
+        return this;
+    }
+
+    /** The configured portal address, with the real port when the configuration asked for an ephemeral one. */
+    static String advertisedPortal(String configured, String host, int boundPort) {
+        if (configured == null || configured.isEmpty()) {
+            return host + ":" + boundPort;
+        }
+        if (configured.endsWith(":0")) {
+            return configured.substring(0, configured.length() - 2) + ":" + boundPort;
+        }
+        return configured;
+    }
+
+    /** The bound TCP port (useful when configured with port 0). */
+    public synchronized int port() {
+        if (port < 0) {
+            throw new IllegalStateException("not started");
+        }
+        return port;
+    }
+
+    /** Sessions currently logged in (normal and discovery). */
+    public int sessionCount() {
+        return registry.size();
+    }
+
+    /** Targets with an open device. */
+    public int openDeviceCount() {
+        return units.openCount();
+    }
+
+    /** Stops accepting, closes every connection (ending its session) and the event loops. */
+    @Override
+    public synchronized void close() {
+        if (serverChannel == null) {
+            return;
+        }
+        serverChannel.close().syncUninterruptibly();
+        connections.close().syncUninterruptibly();
+        bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        serverChannel = null;
+    }
+}

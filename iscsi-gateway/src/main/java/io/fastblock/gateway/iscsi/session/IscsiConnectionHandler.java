@@ -1,0 +1,644 @@
+package io.fastblock.gateway.iscsi.session;
+
+import io.fastblock.gateway.iscsi.TargetCatalog;
+import io.fastblock.gateway.iscsi.login.LoginNegotiator;
+import io.fastblock.gateway.iscsi.login.LoginReply;
+import io.fastblock.gateway.iscsi.login.LoginRequest;
+import io.fastblock.gateway.iscsi.login.LoginStatus;
+import io.fastblock.gateway.iscsi.login.SessionParams;
+import io.fastblock.gateway.iscsi.login.SessionRegistry;
+import io.fastblock.gateway.iscsi.login.TextKeys;
+import io.fastblock.gateway.iscsi.pdu.IscsiPdu;
+import io.fastblock.gateway.iscsi.pdu.Opcode;
+import io.fastblock.gateway.scsi.ScsiCommandHandler;
+import io.fastblock.gateway.scsi.ScsiNexus;
+import io.fastblock.gateway.scsi.ScsiResult;
+import io.fastblock.gateway.scsi.ScsiStatus;
+import io.fastblock.gateway.scsi.Sense;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.util.AbstractMap.SimpleImmutableEntry;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One iSCSI connection (= one session, MaxConnections=1): login phase through
+ * {@link LoginNegotiator}, then the full feature phase: CmdSN window, SCSI tasks with
+ * immediate/unsolicited/solicited data-out, Data-In, responses, NOP, TMF, Text, Logout, Reject.
+ * Everything runs on the channel's event loop; device completions hop back onto it.
+ */
+public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IscsiConnectionHandler.class);
+
+    static final int REJECT_PROTOCOL_ERROR = 0x04;
+    static final int REJECT_COMMAND_NOT_SUPPORTED = 0x05;
+    static final int REJECT_INVALID_PDU_FIELD = 0x09;
+
+    private final TargetCatalog catalog;
+    private final SessionRegistry registry;
+    private final LogicalUnits units;
+    private final String portalAddress;
+    private final int queueDepth;
+
+    private ChannelHandlerContext ctx;
+    private LoginNegotiator login;
+    private boolean loginPending;
+    private boolean fullFeature;
+    private boolean closed;
+    private int statSN;
+    private long isid;
+    private int tsih;
+
+    private SessionParams params;
+    private CommandWindow window;
+    private ScsiNexus nexus;
+    private ScsiCommandHandler scsi;
+    private String targetName;
+    private final Map<Integer, ScsiTask> tasks = new HashMap<>();
+    private final Map<Integer, ScsiTask.R2TState> r2ts = new HashMap<>();
+    private int nextTtt = 1;
+
+    public IscsiConnectionHandler(TargetCatalog catalog, SessionRegistry registry, LogicalUnits units,
+                                  String portalAddress, int queueDepth) {
+        this.catalog = catalog;
+        this.registry = registry;
+        this.units = units;
+        this.portalAddress = portalAddress;
+        this.queueDepth = queueDepth;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        Runnable closer = () -> ctx.executor().execute(() -> ctx.close());
+        this.login = new LoginNegotiator(catalog, registry, closer);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        IscsiPdu pdu = (IscsiPdu) msg;
+        try {
+            if (closed) {
+                return;
+            }
+            if (!fullFeature) {
+                loginPhase(pdu);
+            } else {
+                fullFeaturePhase(pdu);
+            }
+        } finally {
+            pdu.release();
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.warn("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        if (window != null) {
+            window.discardAll();
+        }
+        for (ScsiTask t : tasks.values()) {
+            if (!t.executing) {
+                t.release();
+            } else {
+                t.aborted = true; // released when its I/O completes
+            }
+        }
+        tasks.clear();
+        r2ts.clear();
+        if (fullFeature) {
+            registry.remove(tsih);
+            if (targetName != null) {
+                units.release(targetName);
+            }
+        } else if (login.device() != null) {
+            units.discard(login.targetName(), login.device());
+        }
+        ctx.fireChannelInactive();
+    }
+
+    // ---- login ------------------------------------------------------------------------------
+
+    private void loginPhase(IscsiPdu pdu) {
+        if (pdu.opcode() != Opcode.LOGIN_REQUEST || loginPending) {
+            // Anything else before full feature phase is a protocol error.
+            LOG.warn("{}: opcode 0x{} during login, closing", ctx.channel().remoteAddress(),
+                    Integer.toHexString(pdu.opcode()));
+            ctx.close();
+            closed = true;
+            return;
+        }
+        Map<String, String> keys;
+        try {
+            keys = TextKeys.parse(pdu.data());
+        } catch (TextKeys.MalformedKeysException e) {
+            LOG.warn("{}: bad login keys: {}", ctx.channel().remoteAddress(), e.getMessage());
+            LoginRequest req = LoginRequest.of(pdu, Map.of());
+            sendLogin(req, LoginReply.failure(LoginStatus.INITIATOR_ERROR, req.csg()));
+            return;
+        }
+        LoginRequest req = LoginRequest.of(pdu, keys);
+        if (statSN == 0 && login.initiatorName() == null) {
+            statSN = req.expStatSN();
+        }
+        loginPending = true;
+        login.process(req).whenCompleteAsync((reply, err) -> {
+            loginPending = false;
+            if (closed) {
+                return;
+            }
+            if (err != null) {
+                LOG.warn("login failed", err);
+                reply = LoginReply.failure(LoginStatus.TARGET_ERROR, req.csg());
+            }
+            sendLogin(req, reply);
+        }, ctx.executor());
+    }
+
+    private void sendLogin(LoginRequest req, LoginReply reply) {
+        IscsiPdu rsp = IscsiPdu.create(ctx.alloc(), Opcode.LOGIN_RESPONSE);
+        int flags = (reply.transit() ? 0x80 : 0) | (reply.csg() << 2) | (reply.transit() ? reply.nsg() : 0);
+        rsp.flags(flags).byteAt(2, 0).byteAt(3, 0);
+        rsp.bhs().setInt(8, (int) (req.isid() >>> 16));
+        rsp.bhs().setShort(12, (int) req.isid());
+        rsp.bhs().setShort(14, reply.failed() ? 0 : reply.tsih());
+        rsp.itt(req.itt());
+        rsp.sequence(statSN++, req.cmdSN(), req.cmdSN() + queueDepth - 1);
+        rsp.byteAt(36, LoginStatus.statusClass(reply.status())).byteAt(37, LoginStatus.statusDetail(reply.status()));
+        if (!reply.keys().isEmpty()) {
+            rsp.data(TextKeys.encode(ctx.alloc(), reply.keys()));
+        }
+        if (reply.failed()) {
+            closed = true;
+            ctx.writeAndFlush(rsp).addListener(ChannelFutureListener.CLOSE);
+            return;
+        }
+        ctx.writeAndFlush(rsp);
+        if (reply.fullFeature()) {
+            startFullFeature(req);
+        }
+    }
+
+    private void startFullFeature(LoginRequest req) {
+        fullFeature = true;
+        isid = req.isid();
+        tsih = login.tsih();
+        params = login.params();
+        window = new CommandWindow(req.cmdSN(), queueDepth);
+        nexus = new ScsiNexus();
+        if (!login.discovery()) {
+            targetName = login.targetName();
+            scsi = units.acquire(targetName, login.device());
+        }
+        LOG.info("session tsih={} {} -> {} {}", tsih, login.initiatorName(),
+                login.discovery() ? "discovery" : targetName, params);
+    }
+
+    // ---- full feature phase -----------------------------------------------------------------
+
+    private void fullFeaturePhase(IscsiPdu pdu) {
+        int op = pdu.opcode();
+        switch (op) {
+            case Opcode.SCSI_DATA_OUT -> dataOut(pdu);
+            case Opcode.SCSI_COMMAND -> {
+                if (scsi == null) {
+                    numbered(pdu, () -> reject(pdu, REJECT_COMMAND_NOT_SUPPORTED)); // discovery session
+                } else {
+                    scsiCommand(pdu);
+                }
+            }
+            case Opcode.NOP_OUT -> {
+                if (pdu.itt() == IscsiPdu.NO_TAG) {
+                    return; // answer to a NOP-In or a ping that wants no reply
+                }
+                numbered(pdu, () -> nopIn(pdu));
+            }
+            case Opcode.TASK_MGMT_REQUEST -> numbered(pdu, () -> taskManagement(pdu));
+            case Opcode.TEXT_REQUEST -> numbered(pdu, () -> text(pdu));
+            case Opcode.LOGOUT_REQUEST -> numbered(pdu, () -> logout(pdu));
+            case Opcode.LOGIN_REQUEST -> reject(pdu, REJECT_PROTOCOL_ERROR);
+            default -> reject(pdu, REJECT_COMMAND_NOT_SUPPORTED); // SNACK (ERL0), vendor codes
+        }
+    }
+
+    /** Runs {@code action} now for immediate PDUs, else in CmdSN order (retaining the PDU). */
+    private void numbered(IscsiPdu pdu, Runnable action) {
+        if (pdu.immediate()) {
+            action.run();
+            return;
+        }
+        pdu.retain();
+        window.offer(pdu.cmdSN(), new CommandWindow.Deliverable() {
+            @Override
+            public void deliver() {
+                try {
+                    action.run();
+                } finally {
+                    pdu.release();
+                }
+            }
+
+            @Override
+            public void discard() {
+                pdu.release();
+            }
+        });
+    }
+
+    private IscsiPdu response(int opcode, int itt) {
+        IscsiPdu rsp = IscsiPdu.create(ctx.alloc(), opcode);
+        rsp.itt(itt);
+        rsp.sequence(statSN, window.expCmdSN(), window.maxCmdSN());
+        return rsp;
+    }
+
+    /** A response that consumes a StatSN. */
+    private IscsiPdu statusResponse(int opcode, int itt) {
+        IscsiPdu rsp = response(opcode, itt);
+        statSN++;
+        return rsp;
+    }
+
+    private void reject(IscsiPdu pdu, int reason) {
+        IscsiPdu rsp = statusResponse(Opcode.REJECT, IscsiPdu.NO_TAG);
+        rsp.byteAt(2, reason);
+        rsp.data(pdu.bhs().retainedDuplicate());
+        ctx.writeAndFlush(rsp);
+    }
+
+    private void nopIn(IscsiPdu pdu) {
+        IscsiPdu rsp = statusResponse(Opcode.NOP_IN, pdu.itt());
+        rsp.lun(pdu.lun()).int20(IscsiPdu.NO_TAG);
+        ByteBuf ping = pdu.data();
+        int len = Math.min(ping.readableBytes(), params.initiatorMaxRecvDataSegmentLength);
+        if (len > 0) {
+            rsp.data(ping.retainedSlice(ping.readerIndex(), len));
+        }
+        ctx.writeAndFlush(rsp);
+    }
+
+    private void logout(IscsiPdu pdu) {
+        int reason = pdu.flags() & 0x7f;
+        IscsiPdu rsp = statusResponse(Opcode.LOGOUT_RESPONSE, pdu.itt());
+        rsp.byteAt(2, reason == 2 ? 2 : 0); // reason 2 (recovery) needs ERL2
+        rsp.bhs().setShort(40, params.defaultTime2Wait);
+        rsp.bhs().setShort(42, 0);
+        if (reason == 2) {
+            ctx.writeAndFlush(rsp);
+            return;
+        }
+        closed = true;
+        ctx.writeAndFlush(rsp).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    private void text(IscsiPdu pdu) {
+        Map<String, String> keys;
+        try {
+            keys = TextKeys.parse(pdu.data());
+        } catch (TextKeys.MalformedKeysException e) {
+            reject(pdu, REJECT_INVALID_PDU_FIELD);
+            return;
+        }
+        int itt = pdu.itt();
+        long lun = pdu.lun();
+        String sendTargets = keys.get("SendTargets");
+        List<Map.Entry<String, String>> other = new ArrayList<>();
+        keys.forEach((k, v) -> {
+            if (!k.equals("SendTargets")) {
+                other.add(new SimpleImmutableEntry<>(k, "NotUnderstood"));
+            }
+        });
+        if (sendTargets == null) {
+            sendText(itt, lun, other);
+            return;
+        }
+        if (sendTargets.equals("All") || (scsi == null && sendTargets.isEmpty())) {
+            catalog.targetNames(login.initiatorName()).whenCompleteAsync((names, err) -> {
+                if (closed) {
+                    return;
+                }
+                List<Map.Entry<String, String>> out = new ArrayList<>(other);
+                if (err == null) {
+                    for (String n : names) {
+                        if (scsi == null || sendTargets.equals("All")) {
+                            out.add(new SimpleImmutableEntry<>("TargetName", n));
+                            out.add(new SimpleImmutableEntry<>("TargetAddress", portalAddress + ","
+                                    + LoginNegotiator.PORTAL_GROUP_TAG));
+                        }
+                    }
+                } else {
+                    LOG.warn("SendTargets: catalog failed: {}", err.toString());
+                }
+                sendText(itt, lun, out);
+            }, ctx.executor());
+            return;
+        }
+        List<Map.Entry<String, String>> out = new ArrayList<>(other);
+        String wanted = sendTargets.isEmpty() ? targetName : sendTargets;
+        if (wanted != null && wanted.equals(targetName)) {
+            out.add(new SimpleImmutableEntry<>("TargetName", targetName));
+            out.add(new SimpleImmutableEntry<>("TargetAddress", portalAddress + "," + LoginNegotiator.PORTAL_GROUP_TAG));
+        }
+        sendText(itt, lun, out);
+    }
+
+    private void sendText(int itt, long lun, List<Map.Entry<String, String>> keys) {
+        IscsiPdu rsp = statusResponse(Opcode.TEXT_RESPONSE, itt);
+        rsp.lun(lun).int20(IscsiPdu.NO_TAG);
+        if (!keys.isEmpty()) {
+            rsp.data(TextKeys.encode(ctx.alloc(), keys));
+        }
+        ctx.writeAndFlush(rsp);
+    }
+
+    // ---- task management --------------------------------------------------------------------
+
+    static final int TMF_COMPLETE = 0;
+    static final int TMF_NO_TASK = 1;
+    static final int TMF_NO_LUN = 2;
+    static final int TMF_NOT_SUPPORTED = 5;
+
+    private void taskManagement(IscsiPdu pdu) {
+        int function = pdu.flags() & 0x7f;
+        int itt = pdu.itt();
+        switch (function) {
+            case 1 -> { // ABORT TASK
+                ScsiTask t = tasks.get(pdu.int20());
+                if (t == null) {
+                    // Already answered, or never seen: RFC 7143 11.5.1 (b)/(c) by RefCmdSN.
+                    int ref = pdu.int32();
+                    boolean seen = ref - (window.expCmdSN() - queueDepth) >= 0 && ref - pdu.cmdSN() < 0;
+                    tmfResponse(itt, seen ? TMF_COMPLETE : TMF_NO_TASK);
+                    return;
+                }
+                abort(List.of(t), () -> tmfResponse(itt, TMF_COMPLETE));
+            }
+            case 2, 5 -> { // ABORT TASK SET, LOGICAL UNIT RESET (tasks of this nexus)
+                if (!ScsiCommandHandler.isLun0(pdu.lun())) {
+                    tmfResponse(itt, TMF_NO_LUN);
+                    return;
+                }
+                abort(new ArrayList<>(tasks.values()), () -> tmfResponse(itt, TMF_COMPLETE));
+            }
+            default -> tmfResponse(itt, TMF_NOT_SUPPORTED);
+        }
+    }
+
+    /** Aborts {@code victims}; {@code then} runs once none of them can produce a response. */
+    private void abort(List<ScsiTask> victims, Runnable then) {
+        int[] inFlight = {0};
+        for (ScsiTask t : victims) {
+            tasks.remove(t.itt);
+            r2ts.values().removeIf(r -> r.task == t);
+            t.aborted = true;
+            if (t.executing) {
+                inFlight[0]++;
+                t.afterAbort = () -> {
+                    if (--inFlight[0] == 0) {
+                        then.run();
+                    }
+                };
+            } else {
+                t.release();
+            }
+        }
+        if (inFlight[0] == 0) {
+            then.run();
+        }
+    }
+
+    private void tmfResponse(int itt, int response) {
+        if (closed) {
+            return;
+        }
+        IscsiPdu rsp = statusResponse(Opcode.TASK_MGMT_RESPONSE, itt);
+        rsp.byteAt(2, response);
+        ctx.writeAndFlush(rsp);
+    }
+
+    // ---- SCSI commands ----------------------------------------------------------------------
+
+    private void scsiCommand(IscsiPdu pdu) {
+        int itt = pdu.itt();
+        int flags = pdu.flags();
+        boolean read = (flags & 0x40) != 0;
+        boolean write = (flags & 0x20) != 0;
+        long edtl = pdu.int20() & 0xffffffffL;
+        boolean immediate = pdu.immediate();
+        if (!immediate && !window.inWindow(pdu.cmdSN())) {
+            return; // outside the window: silently ignored
+        }
+        if (tasks.containsKey(itt) || pdu.totalAhsLength() > 0 || (read && write)) {
+            // Duplicate tag, extended CDB or bidirectional: consume the CmdSN, then reject.
+            numbered(pdu, () -> reject(pdu, pdu.totalAhsLength() > 0 || (read && write)
+                    ? REJECT_COMMAND_NOT_SUPPORTED : REJECT_INVALID_PDU_FIELD));
+            return;
+        }
+        ByteBuf cdb = pdu.bhs().retainedSlice(32, 16);
+        long needed = write ? scsi.dataOutLength(cdb) : 0;
+        int keep = (int) Math.min(Math.min(edtl, needed), ScsiCommandHandler.MAX_TRANSFER_BYTES);
+        if (needed > ScsiCommandHandler.MAX_TRANSFER_BYTES) {
+            keep = 0; // the command will fail; take no data
+        }
+        ScsiTask t = new ScsiTask(itt, pdu.lun(), cdb, pdu.cmdSN(), read, write, edtl, needed, keep);
+        int immLen = pdu.dataSegmentLength();
+        if (keep > 0) {
+            t.dataOut = ctx.alloc().directBuffer(keep, keep);
+            t.dataOut.writerIndex(keep);
+        }
+        if (immLen > 0) {
+            if (!write || !params.immediateData || immLen > edtl) {
+                t.release();
+                numbered(pdu, () -> reject(pdu, REJECT_PROTOCOL_ERROR));
+                return;
+            }
+            copyIn(t, 0, pdu.data());
+        }
+        t.unsolicitedReceived = immLen;
+        long unsolicitedLimit = Math.min(edtl, params.firstBurstLength);
+        t.unsolicitedDone = !write || pdu.finalBit() || params.initialR2T || immLen >= unsolicitedLimit;
+        t.nextR2TOffset = immLen;
+        tasks.put(itt, t);
+        CommandWindow.Deliverable d = new CommandWindow.Deliverable() {
+            @Override
+            public void deliver() {
+                t.delivered = true;
+                progress(t);
+            }
+
+            @Override
+            public void discard() {
+                tasks.remove(t.itt, t);
+                t.release();
+            }
+        };
+        if (immediate) {
+            d.deliver();
+        } else {
+            window.offer(pdu.cmdSN(), d);
+        }
+    }
+
+    private static void copyIn(ScsiTask t, long offset, ByteBuf data) {
+        if (t.dataOut == null || offset >= t.bufferLength) {
+            return; // beyond what the command uses: received and dropped
+        }
+        int n = (int) Math.min(data.readableBytes(), t.bufferLength - offset);
+        t.dataOut.setBytes((int) offset, data, data.readerIndex(), n);
+    }
+
+    private void dataOut(IscsiPdu pdu) {
+        ScsiTask t = tasks.get(pdu.itt());
+        int ttt = pdu.int20();
+        long offset = pdu.int40() & 0xffffffffL;
+        int len = pdu.dataSegmentLength();
+        int dataSN = pdu.int36();
+        if (t == null || !t.write || t.executing) {
+            reject(pdu, REJECT_INVALID_PDU_FIELD);
+            return;
+        }
+        if (ttt == IscsiPdu.NO_TAG) {
+            // Unsolicited data: must follow the immediate data in order, within FirstBurstLength.
+            if (t.unsolicitedDone || dataSN != t.unsolicitedDataSN || offset != t.unsolicitedReceived
+                    || offset + len > Math.min(t.edtl, params.firstBurstLength)) {
+                reject(pdu, REJECT_PROTOCOL_ERROR);
+                return;
+            }
+            copyIn(t, offset, pdu.data());
+            t.unsolicitedDataSN++;
+            t.unsolicitedReceived += len;
+            t.nextR2TOffset = t.unsolicitedReceived;
+            if (pdu.finalBit()) {
+                t.unsolicitedDone = true;
+            }
+        } else {
+            ScsiTask.R2TState r = r2ts.get(ttt);
+            if (r == null || r.task != t || dataSN != r.nextDataSN || offset != r.offset + r.received
+                    || r.received + len > r.length) {
+                reject(pdu, REJECT_PROTOCOL_ERROR);
+                return;
+            }
+            copyIn(t, offset, pdu.data());
+            r.nextDataSN++;
+            r.received += len;
+            if (pdu.finalBit()) {
+                if (r.received != r.length) {
+                    reject(pdu, REJECT_PROTOCOL_ERROR);
+                    return;
+                }
+                r2ts.remove(ttt);
+                t.outstandingR2T--;
+            }
+        }
+        if (t.delivered) {
+            progress(t);
+        }
+    }
+
+    /** Moves a delivered task on: solicit missing data, or execute once all data is in. */
+    private void progress(ScsiTask t) {
+        if (!t.unsolicitedDone) {
+            return;
+        }
+        while (t.outstandingR2T < params.maxOutstandingR2T && t.nextR2TOffset < t.bufferLength) {
+            int len = (int) Math.min(params.maxBurstLength, t.bufferLength - t.nextR2TOffset);
+            int ttt = nextTtt++;
+            if (ttt == IscsiPdu.NO_TAG) {
+                ttt = nextTtt++;
+            }
+            r2ts.put(ttt, new ScsiTask.R2TState(t, ttt, t.nextR2TOffset, len));
+            IscsiPdu r2t = response(Opcode.R2T, t.itt);
+            r2t.lun(t.lun).int20(ttt).int36(t.r2tSN++).int40((int) t.nextR2TOffset).int44(len);
+            ctx.writeAndFlush(r2t);
+            t.nextR2TOffset += len;
+            t.outstandingR2T++;
+        }
+        if (t.dataComplete() && !t.executing) {
+            execute(t);
+        }
+    }
+
+    private void execute(ScsiTask t) {
+        t.executing = true;
+        ByteBufAllocator alloc = ctx.alloc();
+        scsi.execute(t.lun, t.cdb, t.dataOut, nexus, alloc).whenCompleteAsync((result, err) -> {
+            t.executing = false;
+            if (err != null) {
+                LOG.error("SCSI command failed unexpectedly", err);
+                result = ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);
+            }
+            if (t.aborted || closed) {
+                result.dataIn().release();
+                t.release();
+                if (t.afterAbort != null) {
+                    t.afterAbort.run();
+                }
+                return;
+            }
+            tasks.remove(t.itt, t);
+            respond(t, result);
+            t.release();
+        }, ctx.executor());
+    }
+
+    /** Sends Data-In (with status collapsed into the last one when GOOD) or a SCSI Response. */
+    private void respond(ScsiTask t, ScsiResult result) {
+        ByteBuf data = result.dataIn();
+        long produced = t.write ? t.needed : data.readableBytes();
+        int flagsResidual = 0;
+        long residual = 0;
+        if (produced > t.edtl) {
+            flagsResidual = 0x04; // overflow
+            residual = produced - t.edtl;
+        } else if (produced < t.edtl) {
+            flagsResidual = 0x02; // underflow
+            residual = t.edtl - produced;
+        }
+        int toSend = t.read ? (int) Math.min(data.readableBytes(), t.edtl) : 0;
+        if (!result.isGood()) {
+            toSend = 0;
+            flagsResidual = t.edtl > 0 ? 0x02 : 0;
+            residual = t.edtl;
+        }
+        int dataSN = 0;
+        int mrdsl = params.initiatorMaxRecvDataSegmentLength;
+        for (int off = 0; off < toSend; off += mrdsl) {
+            int len = Math.min(mrdsl, toSend - off);
+            boolean last = off + len >= toSend;
+            boolean status = last && result.isGood();
+            IscsiPdu din = status ? statusResponse(Opcode.SCSI_DATA_IN, t.itt) : response(Opcode.SCSI_DATA_IN, t.itt);
+            din.flags((last ? 0x80 : 0) | (status ? 0x01 | flagsResidual : 0));
+            din.byteAt(3, status ? result.status() : 0);
+            din.int20(IscsiPdu.NO_TAG).int36(dataSN++).int40(off).int44(status ? (int) residual : 0);
+            din.data(data.retainedSlice(data.readerIndex() + off, len));
+            ctx.write(din);
+            if (status) {
+                data.release();
+                ctx.flush();
+                return;
+            }
+        }
+        data.release();
+        IscsiPdu rsp = statusResponse(Opcode.SCSI_RESPONSE, t.itt);
+        rsp.flags(0x80 | flagsResidual).byteAt(2, 0).byteAt(3, result.status());
+        rsp.int36(dataSN).int44((int) residual);
+        if (result.status() == ScsiStatus.CHECK_CONDITION && result.sense() != null) {
+            byte[] sense = result.sense().toFixedFormat();
+            ByteBuf seg = ctx.alloc().buffer(2 + sense.length);
+            seg.writeShort(sense.length).writeBytes(sense);
+            rsp.data(seg);
+        }
+        ctx.writeAndFlush(rsp);
+    }
+}

@@ -1,0 +1,81 @@
+package io.fastblock.gateway.iscsi.session;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * One SCSI command of a session from arrival to response: its CDB, the data-out being gathered
+ * (immediate, unsolicited and solicited by R2T) and where it is in its life. Event loop only.
+ */
+final class ScsiTask {
+    final int itt;
+    final long lun;
+    final ByteBuf cdb;
+    final int cmdSN;
+    final boolean read;
+    final boolean write;
+    final long edtl;
+    /** Data-out bytes the CDB asks for (residuals of writes are computed against it). */
+    final long needed;
+    /** Bytes we keep (min(EDTL, needed)); data beyond is received and dropped. */
+    final int bufferLength;
+    ByteBuf dataOut;
+
+    boolean delivered;
+    boolean executing;
+    boolean aborted;
+    /** Run after an aborted task's in-flight I/O finished (the TMF response). */
+    Runnable afterAbort;
+
+    // unsolicited phase
+    boolean unsolicitedDone;
+    long unsolicitedReceived;
+    int unsolicitedDataSN;
+
+    // solicited phase
+    long nextR2TOffset;
+    int r2tSN;
+    int outstandingR2T;
+
+    ScsiTask(int itt, long lun, ByteBuf cdb, int cmdSN, boolean read, boolean write, long edtl, long needed,
+             int bufferLength) {
+        this.itt = itt;
+        this.lun = lun;
+        this.cdb = cdb;
+        this.cmdSN = cmdSN;
+        this.read = read;
+        this.write = write;
+        this.edtl = edtl;
+        this.needed = needed;
+        this.bufferLength = bufferLength;
+    }
+
+    /** All data-out we will ask for has arrived. */
+    boolean dataComplete() {
+        return unsolicitedDone && outstandingR2T == 0 && nextR2TOffset >= bufferLength;
+    }
+
+    void release() {
+        cdb.release();
+        if (dataOut != null) {
+            dataOut.release();
+            dataOut = null;
+        }
+    }
+
+    /** One outstanding R2T: the Data-Out sequence it solicited. */
+    static final class R2TState {
+        final ScsiTask task;
+        final int ttt;
+        final long offset;
+        final int length;
+        long received;
+        int nextDataSN;
+
+        R2TState(ScsiTask task, int ttt, long offset, int length) {
+            this.task = task;
+            this.ttt = ttt;
+            this.offset = offset;
+            this.length = length;
+        }
+    }
+}

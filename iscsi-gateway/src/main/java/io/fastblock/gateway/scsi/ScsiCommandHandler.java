@@ -1,0 +1,515 @@
+package io.fastblock.gateway.scsi;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * SPC/SBC command interpretation for logical unit 0 backed by a {@link BlockDevice}: takes a CDB
+ * (and the data-out of writes), produces status, sense and data-in. Transport-free; device I/O is
+ * asynchronous and the returned future may complete on a device thread.
+ */
+public final class ScsiCommandHandler {
+    public static final String VENDOR = "FASTBLK";
+    public static final String PRODUCT = "fastblock volume";
+    public static final String REVISION = "0001";
+    /** Largest single transfer we accept (VPD B0 MAXIMUM TRANSFER LENGTH). */
+    public static final int MAX_TRANSFER_BYTES = 8 << 20;
+    /** Locally administered company id (the 0x02 bit of the first octet marks it as a CID). */
+    static final long COMPANY_ID = 0x0AFB10L;
+
+    private final BlockDevice device;
+    private final String targetName;
+    private final int blockSize;
+    private final long blocks;
+
+    public ScsiCommandHandler(BlockDevice device, String targetName) {
+        this.device = device;
+        this.targetName = targetName;
+        this.blockSize = device.blockSize();
+        this.blocks = device.sizeBytes() / blockSize;
+    }
+
+    public BlockDevice device() {
+        return device;
+    }
+
+    /**
+     * Bytes of data-out the command in {@code cdb} transfers according to the CDB (0 for commands
+     * without data-out); the transport uses it to size its buffer and compute residuals.
+     */
+    public long dataOutLength(ByteBuf cdb) {
+        int op = cdb.getUnsignedByte(0);
+        long tl = switch (op) {
+            case 0x0A -> transferLength6(cdb);
+            case 0x2A, 0x2E -> cdb.getUnsignedShort(7);
+            case 0xAA, 0xAE -> cdb.getUnsignedInt(6);
+            case 0x8A, 0x8E -> cdb.getUnsignedInt(10);
+            case 0x2F -> verifyBlocks(cdb, cdb.getUnsignedShort(7));
+            case 0xAF -> verifyBlocks(cdb, cdb.getUnsignedInt(6));
+            case 0x8F -> verifyBlocks(cdb, cdb.getUnsignedInt(10));
+            default -> -1;
+        };
+        if (tl >= 0) {
+            return tl * blockSize;
+        }
+        return switch (op) {
+            case 0x15 -> cdb.getUnsignedByte(4); // MODE SELECT(6) parameter list
+            case 0x55 -> cdb.getUnsignedShort(7);
+            default -> 0;
+        };
+    }
+
+    /** Data-out blocks of VERIFY: the whole range with BYTCHK=01, one block with 11, none with 00. */
+    private static long verifyBlocks(ByteBuf cdb, long count) {
+        return switch ((cdb.getByte(1) >> 1) & 3) {
+            case 1 -> count;
+            case 3 -> count == 0 ? 0 : 1;
+            default -> 0;
+        };
+    }
+
+    /** True when {@code lun} (the 8-byte iSCSI LUN field) addresses our logical unit 0. */
+    public static boolean isLun0(long lun) {
+        return lun == 0;
+    }
+
+    /**
+     * Executes one command. {@code dataOut} (may be null) is only read during this call's device
+     * write; the caller keeps ownership and releases it when the future completes.
+     */
+    public CompletableFuture<ScsiResult> execute(long lun, ByteBuf cdb, ByteBuf dataOut, ScsiNexus nexus,
+                                                 ByteBufAllocator alloc) {
+        int op = cdb.getUnsignedByte(0);
+        boolean exists = isLun0(lun);
+        try {
+            if (op == 0x12) {
+                return done(inquiry(cdb, exists, alloc));
+            }
+            if (op == 0xA0) {
+                return done(reportLuns(cdb, alloc));
+            }
+            if (op == 0x03) {
+                return done(requestSense(cdb, exists, nexus, alloc));
+            }
+            if (!exists) {
+                return done(ScsiResult.check(Sense.LUN_NOT_SUPPORTED));
+            }
+            if (nexus.pendingUnitAttention() != null) {
+                return done(ScsiResult.check(nexus.takeUnitAttention()));
+            }
+            return switch (op) {
+                case 0x00 -> done(ScsiResult.good()); // TEST UNIT READY
+                case 0x25 -> done(readCapacity10(cdb, alloc));
+                case 0x9E -> done(serviceActionIn16(cdb, alloc));
+                case 0x1A -> done(modeSense(cdb, false, alloc));
+                case 0x5A -> done(modeSense(cdb, true, alloc));
+                case 0x08 -> read(transferLength6(cdb), cdb.getUnsignedMedium(1) & 0x1fffff, alloc);
+                case 0x28 -> checkProtect(cdb) ? read(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), alloc) : invalidField();
+                case 0xA8 -> checkProtect(cdb) ? read(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), alloc) : invalidField();
+                case 0x88 -> checkProtect(cdb) ? read(cdb.getUnsignedInt(10), cdb.getLong(2), alloc) : invalidField();
+                case 0x0A -> write(transferLength6(cdb), cdb.getUnsignedMedium(1) & 0x1fffff, dataOut);
+                case 0x2A -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
+                case 0xAA -> checkProtect(cdb) ? write(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut) : invalidField();
+                case 0x8A -> checkProtect(cdb) ? write(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut) : invalidField();
+                case 0x35 -> synchronizeCache(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2));
+                case 0x91 -> synchronizeCache(cdb.getUnsignedInt(10), cdb.getLong(2));
+                case 0x2F -> verify(cdb, cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut, alloc);
+                case 0xAF -> verify(cdb, cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut, alloc);
+                case 0x8F -> verify(cdb, cdb.getUnsignedInt(10), cdb.getLong(2), dataOut, alloc);
+                case 0x5E -> done(persistentReserveIn(cdb, alloc));
+                case 0x1B -> done((cdb.getByte(4) & 0x02) != 0 ? ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)
+                        : ScsiResult.good()); // START STOP UNIT: fixed disk, always started
+                default -> done(ScsiResult.check(Sense.INVALID_OPCODE));
+            };
+        } catch (IndexOutOfBoundsException shortCdb) {
+            return done(ScsiResult.check(Sense.INVALID_FIELD_IN_CDB));
+        }
+    }
+
+    private static CompletableFuture<ScsiResult> done(ScsiResult r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    private static CompletableFuture<ScsiResult> invalidField() {
+        return done(ScsiResult.check(Sense.INVALID_FIELD_IN_CDB));
+    }
+
+    /** RDPROTECT/WRPROTECT must be 0: we have no protection information. */
+    private static boolean checkProtect(ByteBuf cdb) {
+        return (cdb.getByte(1) & 0xe0) == 0;
+    }
+
+    private static long transferLength6(ByteBuf cdb) {
+        int tl = cdb.getUnsignedByte(4);
+        return tl == 0 ? 256 : tl;
+    }
+
+    /** LBA and count within capacity (unsigned LBA, no overflow). */
+    private boolean inRange(long lba, long count) {
+        return Long.compareUnsigned(lba, blocks) <= 0 && count <= blocks - lba;
+    }
+
+    // ---- block I/O ----------------------------------------------------------------------------
+
+    private CompletableFuture<ScsiResult> read(long count, long lba, ByteBufAllocator alloc) {
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (count == 0) {
+            return done(ScsiResult.good());
+        }
+        if (count * blockSize > MAX_TRANSFER_BYTES) {
+            return invalidField();
+        }
+        CompletableFuture<ByteBuf> f;
+        try {
+            f = device.read(lba * blockSize, (int) (count * blockSize));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((buf, err) -> err == null ? ScsiResult.good(buf) : ScsiResult.check(deviceSense(err, true)));
+    }
+
+    private CompletableFuture<ScsiResult> write(long count, long lba, ByteBuf dataOut) {
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (count * blockSize > MAX_TRANSFER_BYTES) {
+            return invalidField();
+        }
+        // With less data-out than the CDB asks for (EDTL too small) only whole blocks received are written.
+        long have = dataOut == null ? 0 : dataOut.readableBytes() / blockSize;
+        long n = Math.min(count, have);
+        if (n == 0) {
+            return done(ScsiResult.good());
+        }
+        CompletableFuture<Void> f;
+        try {
+            f = device.write(lba * blockSize, dataOut.slice(dataOut.readerIndex(), (int) (n * blockSize)));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    private CompletableFuture<ScsiResult> synchronizeCache(long count, long lba) {
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        CompletableFuture<Void> f;
+        try {
+            f = device.flush();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    private CompletableFuture<ScsiResult> verify(ByteBuf cdb, long count, long lba, ByteBuf dataOut,
+                                                 ByteBufAllocator alloc) {
+        int bytchk = (cdb.getByte(1) >> 1) & 3;
+        if ((cdb.getByte(1) & 0xe0) != 0 || bytchk == 2) {
+            return invalidField();
+        }
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (bytchk == 0 || count == 0) {
+            return done(ScsiResult.good()); // medium verification: nothing to check beyond the range
+        }
+        if (count * blockSize > MAX_TRANSFER_BYTES) {
+            return invalidField();
+        }
+        int expected = (int) (bytchk == 1 ? count * blockSize : blockSize);
+        if (dataOut == null || dataOut.readableBytes() < expected) {
+            return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
+        }
+        CompletableFuture<ByteBuf> f;
+        try {
+            f = device.read(lba * blockSize, (int) (count * blockSize));
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((buf, err) -> {
+            if (err != null) {
+                return ScsiResult.check(deviceSense(err, true));
+            }
+            try {
+                for (int off = 0; off < buf.readableBytes(); off++) {
+                    byte want = dataOut.getByte(dataOut.readerIndex() + (bytchk == 1 ? off : off % blockSize));
+                    if (buf.getByte(buf.readerIndex() + off) != want) {
+                        return ScsiResult.check(Sense.MISCOMPARE_DURING_VERIFY);
+                    }
+                }
+                return ScsiResult.good();
+            } finally {
+                buf.release();
+            }
+        });
+    }
+
+    /**
+     * PERSISTENT RESERVE IN: no reservations are kept yet, so READ KEYS and READ RESERVATION
+     * report none; other service actions are not supported.
+     */
+    private static ScsiResult persistentReserveIn(ByteBuf cdb, ByteBufAllocator alloc) {
+        int sa = cdb.getByte(1) & 0x1f;
+        if (sa != 0 && sa != 1) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+        }
+        ByteBuf out = alloc.buffer(8);
+        out.writeInt(0); // PRGENERATION
+        out.writeInt(0); // ADDITIONAL LENGTH: no keys / no reservation
+        return ScsiResult.good(truncate(out, cdb.getUnsignedShort(7)));
+    }
+
+    /** Maps a device failure to sense data; unknown failures are internal target failures. */
+    public static Sense deviceSense(Throwable err, boolean read) {
+        Throwable t = err;
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (!(t instanceof DeviceException de)) {
+            return Sense.INTERNAL_TARGET_FAILURE;
+        }
+        return switch (de.reason()) {
+            case IO_ERROR -> read ? Sense.READ_ERROR : Sense.WRITE_ERROR;
+            case NO_SPACE -> Sense.SPACE_ALLOCATION_FAILED;
+            case UNAVAILABLE -> Sense.LUN_NOT_READY;
+            case FENCED -> Sense.WRITE_PROTECTED;
+            case OUT_OF_RANGE -> Sense.LBA_OUT_OF_RANGE;
+        };
+    }
+
+    // ---- INQUIRY ------------------------------------------------------------------------------
+
+    private ScsiResult inquiry(ByteBuf cdb, boolean exists, ByteBufAllocator alloc) {
+        int flags = cdb.getUnsignedByte(1);
+        int page = cdb.getUnsignedByte(2);
+        int allocLen = cdb.getUnsignedShort(3);
+        if ((flags & 0x02) != 0 || ((flags & 0x01) == 0 && page != 0)) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB); // CmdDt, or page without EVPD
+        }
+        ByteBuf out = alloc.buffer(256);
+        if ((flags & 0x01) == 0) {
+            standardInquiry(out, exists);
+        } else if (!exists) {
+            out.release();
+            return ScsiResult.check(Sense.LUN_NOT_SUPPORTED);
+        } else {
+            switch (page) {
+                case 0x00 -> vpd(out, 0x00, new byte[] {0x00, (byte) 0x80, (byte) 0x83, (byte) 0xB0, (byte) 0xB1});
+                case 0x80 -> vpd(out, 0x80, serialNumber().getBytes(StandardCharsets.US_ASCII));
+                case 0x83 -> deviceIdentification(out);
+                case 0xB0 -> blockLimits(out);
+                case 0xB1 -> {
+                    byte[] p = new byte[0x3C];
+                    p[1] = 1; // MEDIUM ROTATION RATE 1: non-rotating
+                    vpd(out, 0xB1, p);
+                }
+                default -> {
+                    out.release();
+                    return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+                }
+            }
+        }
+        return ScsiResult.good(truncate(out, allocLen));
+    }
+
+    private static ByteBuf truncate(ByteBuf out, long allocLen) {
+        if (out.readableBytes() > allocLen) {
+            out.writerIndex(out.readerIndex() + (int) allocLen);
+        }
+        return out;
+    }
+
+    private static void standardInquiry(ByteBuf out, boolean exists) {
+        int start = out.writerIndex();
+        out.writeByte(exists ? 0x00 : 0x7F); // PQ=3/PDT=0x1F: no logical unit here
+        out.writeByte(0); // not removable
+        out.writeByte(0x06); // SPC-4
+        out.writeByte(0x12); // HiSup, response data format 2
+        out.writeByte(91); // additional length: 96 - 5
+        out.writeByte(0);
+        out.writeByte(0);
+        out.writeByte(0x02); // CmdQue
+        ascii(out, VENDOR, 8);
+        ascii(out, PRODUCT, 16);
+        ascii(out, REVISION, 4);
+        out.writeZero(58 - (out.writerIndex() - start));
+        out.writeShort(0x0960); // iSCSI
+        out.writeShort(0x0460); // SPC-4
+        out.writeShort(0x04C0); // SBC-3
+        out.writeZero(96 - (out.writerIndex() - start));
+    }
+
+    private static void ascii(ByteBuf out, String s, int width) {
+        byte[] b = s.getBytes(StandardCharsets.US_ASCII);
+        out.writeBytes(b, 0, Math.min(b.length, width));
+        for (int i = b.length; i < width; i++) {
+            out.writeByte(' ');
+        }
+    }
+
+    private static void vpd(ByteBuf out, int page, byte[] payload) {
+        out.writeByte(0x00);
+        out.writeByte(page);
+        out.writeShort(payload.length);
+        out.writeBytes(payload);
+    }
+
+    /** Unit serial number: stable per volume, derived from its cluster-unique id. */
+    public String serialNumber() {
+        return String.format("FB%016x", device.volumeId());
+    }
+
+    private void deviceIdentification(ByteBuf out) {
+        int start = out.writerIndex();
+        out.writeByte(0x00);
+        out.writeByte(0x83);
+        out.writeShort(0); // length, set below
+        // NAA 6 (IEEE Registered Extended): company id + volume id, associated with the LU.
+        out.writeByte(0x01).writeByte(0x03).writeByte(0).writeByte(16);
+        out.writeLong(6L << 60 | COMPANY_ID << 36);
+        out.writeLong(device.volumeId());
+        // T10 vendor identification: vendor + volume name.
+        byte[] t10 = (padRight(VENDOR, 8) + device.name()).getBytes(StandardCharsets.US_ASCII);
+        out.writeByte(0x02).writeByte(0x01).writeByte(0).writeByte(t10.length).writeBytes(t10);
+        // SCSI name string (iSCSI, target device): the IQN, NUL-terminated and padded to 4.
+        byte[] name = targetName.getBytes(StandardCharsets.UTF_8);
+        int len = (name.length + 1 + 3) & ~3;
+        out.writeByte(0x53).writeByte(0xA8).writeByte(0).writeByte(len).writeBytes(name).writeZero(len - name.length);
+        out.setShort(start + 2, out.writerIndex() - start - 4);
+    }
+
+    private static String padRight(String s, int width) {
+        StringBuilder b = new StringBuilder(s);
+        while (b.length() < width) {
+            b.append(' ');
+        }
+        return b.toString();
+    }
+
+    private void blockLimits(ByteBuf out) {
+        byte[] p = new byte[0x3C];
+        ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(p).writerIndex(0);
+        b.writeByte(0); // WSNZ
+        b.writeByte(0); // MAXIMUM COMPARE AND WRITE LENGTH: not supported
+        b.writeShort(Math.max(1, 4096 / blockSize)); // OPTIMAL TRANSFER LENGTH GRANULARITY
+        b.writeInt(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM TRANSFER LENGTH
+        b.writeInt((1 << 20) / blockSize); // OPTIMAL TRANSFER LENGTH
+        // max prefetch, unmap limits, write same: zero (not supported)
+        vpd(out, 0xB0, p);
+    }
+
+    // ---- capacity, LUNs, sense ---------------------------------------------------------------
+
+    private ScsiResult readCapacity10(ByteBuf cdb, ByteBufAllocator alloc) {
+        if ((cdb.getByte(8) & 0x01) == 0 && cdb.getInt(2) != 0) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB); // PMI=0 needs LBA 0
+        }
+        ByteBuf out = alloc.buffer(8);
+        out.writeInt((int) Math.min(blocks - 1, 0xffffffffL));
+        out.writeInt(blockSize);
+        return ScsiResult.good(out);
+    }
+
+    private ScsiResult serviceActionIn16(ByteBuf cdb, ByteBufAllocator alloc) {
+        if ((cdb.getByte(1) & 0x1f) != 0x10) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB); // only READ CAPACITY(16)
+        }
+        long allocLen = cdb.getUnsignedInt(10);
+        ByteBuf out = alloc.buffer(32);
+        out.writeLong(blocks - 1);
+        out.writeInt(blockSize);
+        out.writeByte(0);
+        out.writeByte(Integer.numberOfTrailingZeros(Math.max(1, 4096 / blockSize))); // LBPPBE
+        out.writeZero(18);
+        return ScsiResult.good(truncate(out, allocLen));
+    }
+
+    private static ScsiResult reportLuns(ByteBuf cdb, ByteBufAllocator alloc) {
+        int select = cdb.getUnsignedByte(2);
+        long allocLen = cdb.getUnsignedInt(6);
+        if (select > 2 || allocLen < 16) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+        }
+        ByteBuf out = alloc.buffer(16);
+        out.writeInt(8); // one LUN
+        out.writeInt(0);
+        out.writeLong(0); // LUN 0
+        return ScsiResult.good(truncate(out, allocLen));
+    }
+
+    private static ScsiResult requestSense(ByteBuf cdb, boolean exists, ScsiNexus nexus, ByteBufAllocator alloc) {
+        if ((cdb.getByte(1) & 0x01) != 0) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB); // descriptor format not supported
+        }
+        Sense s = !exists ? Sense.LUN_NOT_SUPPORTED
+                : nexus.pendingUnitAttention() != null ? nexus.takeUnitAttention() : Sense.NONE;
+        ByteBuf out = alloc.buffer(Sense.FIXED_LENGTH);
+        out.writeBytes(s.toFixedFormat());
+        return ScsiResult.good(truncate(out, cdb.getUnsignedByte(4)));
+    }
+
+    // ---- MODE SENSE ---------------------------------------------------------------------------
+
+    private ScsiResult modeSense(ByteBuf cdb, boolean ten, ByteBufAllocator alloc) {
+        boolean dbd = (cdb.getByte(1) & 0x08) != 0;
+        int pc = cdb.getUnsignedByte(2) >>> 6;
+        int page = cdb.getUnsignedByte(2) & 0x3f;
+        int subpage = cdb.getUnsignedByte(3);
+        long allocLen = ten ? cdb.getUnsignedShort(7) : cdb.getUnsignedByte(4);
+        if (pc == 3) {
+            return ScsiResult.check(Sense.SAVING_NOT_SUPPORTED);
+        }
+        if (!(subpage == 0 || (subpage == 0xff && page == 0x3f))) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+        }
+        if (page != 0x08 && page != 0x0A && page != 0x3F) {
+            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+        }
+        boolean changeable = pc == 1;
+        ByteBuf out = alloc.buffer(64);
+        int header = ten ? 8 : 4;
+        out.writeZero(header);
+        // Device-specific parameter: DPOFUA (writes are durable on completion, so FUA is a no-op).
+        out.setByte(ten ? 3 : 2, 0x10);
+        if (!dbd) {
+            out.writeInt((int) Math.min(blocks, 0xffffffffL));
+            out.writeInt(blockSize & 0xffffff); // density code 0, block length
+            if (ten) {
+                out.setShort(6, 8);
+            } else {
+                out.setByte(3, 8);
+            }
+        }
+        if (page == 0x08 || page == 0x3F) {
+            // Caching: WCE=0 because a write is durable when we acknowledge it; nothing changeable.
+            out.writeByte(0x08).writeByte(0x12).writeZero(0x12);
+        }
+        if (page == 0x0A || page == 0x3F) {
+            out.writeByte(0x0A).writeByte(0x0A);
+            if (changeable) {
+                out.writeZero(0x0A);
+            } else {
+                out.writeByte(0x00); // TST 0, D_SENSE 0
+                out.writeByte(0x10); // QUEUE ALGORITHM MODIFIER 1: unrestricted reordering
+                out.writeByte(0x00);
+                out.writeByte(0x00);
+                out.writeShort(0);
+                out.writeShort(0xffff); // BUSY TIMEOUT PERIOD: unlimited
+                out.writeShort(0);
+            }
+        }
+        if (ten) {
+            out.setShort(0, out.readableBytes() - 2);
+        } else {
+            out.setByte(0, out.readableBytes() - 1);
+        }
+        return ScsiResult.good(truncate(out, allocLen));
+    }
+}
