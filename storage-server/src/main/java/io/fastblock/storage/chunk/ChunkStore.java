@@ -31,18 +31,26 @@ public final class ChunkStore implements Closeable {
 
     private final Path root;
     private final ConcurrentHashMap<ChunkId, FileChannel> open = new ConcurrentHashMap<>();
-    private final ExecutorService io;
+    /** Single-threaded stripes: all work on one chunk runs in submission order, so replicas apply overlapping writes in chain order. */
+    private final ExecutorService[] stripes;
     private volatile boolean closed;
 
     public ChunkStore(Path dataDir, int ioThreads) throws IOException {
         this.root = dataDir.resolve("chunks");
         Files.createDirectories(root);
         AtomicInteger n = new AtomicInteger();
-        this.io = Executors.newFixedThreadPool(ioThreads, r -> {
-            Thread t = new Thread(r, "chunk-io-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.stripes = new ExecutorService[ioThreads];
+        for (int i = 0; i < ioThreads; i++) {
+            stripes[i] = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "chunk-io-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+        }
+    }
+
+    private ExecutorService stripe(ChunkId chunk) {
+        return stripes[Math.floorMod(chunk.hashCode(), stripes.length)];
     }
 
     public Path fileOf(ChunkId chunk) {
@@ -60,7 +68,7 @@ public final class ChunkStore implements Closeable {
                 } finally {
                     data.release();
                 }
-            }, io);
+            }, stripe(chunk));
         } catch (RuntimeException rejected) {
             data.release();
             return CompletableFuture.failedFuture(rejected);
@@ -75,7 +83,7 @@ public final class ChunkStore implements Closeable {
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
-        }, io);
+        }, stripe(chunk));
     }
 
     /** Synchronous write on the calling thread; does not release {@code data}. */
@@ -154,9 +162,13 @@ public final class ChunkStore implements Closeable {
 
     @Override
     public void close() {
-        io.shutdown();
+        for (ExecutorService s : stripes) {
+            s.shutdown();
+        }
         try {
-            io.awaitTermination(30, TimeUnit.SECONDS);
+            for (ExecutorService s : stripes) {
+                s.awaitTermination(30, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -1,0 +1,256 @@
+package io.fastblock.storage;
+
+import io.fastblock.protocol.codec.StorageFrameDecoder;
+import io.fastblock.protocol.codec.StorageFrameEncoder;
+import io.fastblock.protocol.meta.MetaJson;
+import io.fastblock.protocol.meta.NodeRecord;
+import io.fastblock.protocol.meta.ZkPaths;
+import io.fastblock.storage.chain.ChainForwarder;
+import io.fastblock.storage.chain.GroupDirectory;
+import io.fastblock.storage.chain.NodeDirectory;
+import io.fastblock.storage.chain.ReplicaService;
+import io.fastblock.storage.chunk.ChunkStore;
+import io.fastblock.storage.log.LogStore;
+import io.fastblock.storage.net.InflightRequests;
+import io.fastblock.storage.net.NettyTransport;
+import io.fastblock.storage.net.StorageRequestHandler;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A data node. {@link #start} opens the stores (replaying the log), serves the storage protocol
+ * and registers the node in ZooKeeper; {@link #close} stops accepting, lets in-flight requests
+ * finish and closes everything.
+ */
+public final class StorageServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageServer.class);
+
+    private final StorageServerConfig config;
+    private final String nodeId;
+    private final StorageMetrics metrics = new StorageMetrics();
+    private final InflightRequests inflight = new InflightRequests();
+    private final ChannelGroup connections = new DefaultChannelGroup("storage-connections", GlobalEventExecutor.INSTANCE);
+    private ChunkStore chunks;
+    private LogStore log;
+    private CuratorFramework zk;
+    private ExecutorService zkReads;
+    private GroupDirectory groups;
+    private NodeDirectory nodes;
+    private EventLoopGroup boss;
+    private EventLoopGroup workers;
+    private ChainForwarder forwarder;
+    private Channel serverChannel;
+    private PersistentNode liveNode;
+    private int port;
+    private boolean closed;
+
+    private StorageServer(StorageServerConfig config, String nodeId) {
+        this.config = config;
+        this.nodeId = nodeId;
+    }
+
+    public static StorageServer start(StorageServerConfig config) throws Exception {
+        String id = NodeIdentity.resolve(config.dataDir(), config.nodeId());
+        StorageServer s = new StorageServer(config, id);
+        try {
+            s.startUp();
+        } catch (Exception | Error e) {
+            s.close();
+            throw e;
+        }
+        return s;
+    }
+
+    private void startUp() throws Exception {
+        chunks = new ChunkStore(config.dataDir(), 4);
+        log = LogStore.open(config.dataDir(), config.segmentSize(), metrics);
+
+        zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(15_000)
+                .connectionTimeoutMs(10_000).retryPolicy(new ExponentialBackoffRetry(200, 10)).build();
+        zk.start();
+        if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {
+            throw new IOException("cannot connect to ZooKeeper at " + config.zk());
+        }
+        zkReads = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "zk-read");
+            t.setDaemon(true);
+            return t;
+        });
+        groups = new GroupDirectory(zk, zkReads).start();
+        nodes = new NodeDirectory(zk, zkReads).start();
+
+        boss = NettyTransport.group(1, "storage-accept");
+        workers = NettyTransport.group(2, "storage-io");
+        forwarder = new ChainForwarder(nodeId, nodes, workers);
+        ReplicaService service = new ReplicaService(nodeId, groups, forwarder, chunks, log, metrics);
+        ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(NettyTransport.serverChannel(boss))
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        connections.add(ch);
+                        ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE,
+                                new StorageRequestHandler(service, inflight));
+                    }
+                });
+        serverChannel = b.bind(config.listen(), config.port()).sync().channel();
+        port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+
+        register();
+        LOG.info("storage node {} serving on {}:{} ({} transport)", nodeId, config.listen(), port,
+                workers.getClass().getSimpleName());
+    }
+
+    private void register() throws Exception {
+        FileStore fs = Files.getFileStore(config.dataDir());
+        NodeRecord record = new NodeRecord(nodeId, config.listen(), port, fs.getTotalSpace(), fs.getUsableSpace());
+        byte[] json = MetaJson.write(record);
+        String path = ZkPaths.node(nodeId);
+        try {
+            zk.create().creatingParentsIfNeeded().forPath(path, json);
+        } catch (KeeperException.NodeExistsException e) {
+            zk.setData().forPath(path, json);
+        }
+        // Re-created by Curator after a session loss, so liveness follows this process.
+        liveNode = new PersistentNode(zk, CreateMode.EPHEMERAL, false, ZkPaths.live(nodeId), json);
+        liveNode.start();
+        if (!liveNode.waitForInitialCreate(30, TimeUnit.SECONDS)) {
+            throw new IOException("could not create " + ZkPaths.live(nodeId) + " in ZooKeeper");
+        }
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String host() {
+        return config.listen();
+    }
+
+    public StorageMetrics metrics() {
+        return metrics;
+    }
+
+    public LogStore logStore() {
+        return log;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (liveNode != null) {
+            quietly(liveNode::close);
+        }
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        // Stop reading new requests, let the ones already taken finish (their writes reach the log).
+        for (Channel c : connections) {
+            c.config().setAutoRead(false);
+        }
+        try {
+            if (!inflight.awaitIdle(15_000)) {
+                LOG.warn("{} requests still in flight at shutdown", inflight.count());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (forwarder != null) {
+            quietly(forwarder::close);
+        }
+        if (workers != null) {
+            workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (boss != null) {
+            boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (groups != null) {
+            quietly(groups::close);
+        }
+        if (nodes != null) {
+            quietly(nodes::close);
+        }
+        if (zk != null) {
+            quietly(zk::close);
+        }
+        if (zkReads != null) {
+            zkReads.shutdownNow();
+        }
+        if (log != null) {
+            quietly(log::close);
+        }
+        if (chunks != null) {
+            quietly(chunks::close);
+        }
+        LOG.info("storage node {} stopped", nodeId);
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void quietly(Step step) {
+        try {
+            step.run();
+        } catch (Exception e) {
+            LOG.warn("shutdown step failed: {}", e.toString());
+        }
+    }
+
+    public static void main(String[] args) {
+        StorageServerConfig config;
+        try {
+            config = StorageServerConfig.fromArgs(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("storage-server: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        StorageServer server;
+        try {
+            server = start(config);
+        } catch (IllegalStateException e) {
+            System.err.println("storage-server: " + e.getMessage());
+            System.exit(1);
+            return;
+        } catch (Exception e) {
+            System.err.println("storage-server: cannot start: " + e);
+            e.printStackTrace();
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "storage-shutdown"));
+        System.out.println("READY storage " + server.nodeId() + " " + config.listen() + ":" + server.port());
+        System.out.flush();
+    }
+}

@@ -1,0 +1,41 @@
+package io.fastblock.storage.chain;
+
+import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.protocol.meta.ZkPaths;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.apache.curator.framework.CuratorFramework;
+
+/** Replication groups as published by the namenode under {@code /fastblock/groups}. */
+public final class GroupDirectory implements GroupLookup, AutoCloseable {
+    private final ZkRecordCache<GroupRecord> groups;
+
+    public GroupDirectory(CuratorFramework zk, Executor blocking) {
+        this.groups = new ZkRecordCache<>(zk, ZkPaths.GROUPS, GroupRecord.class, blocking);
+    }
+
+    private static String child(int groupId) {
+        String path = ZkPaths.group(groupId);
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    public GroupDirectory start() {
+        groups.start();
+        return this;
+    }
+
+    @Override
+    public GroupRecord cached(int groupId) {
+        return groups.cached(child(groupId));
+    }
+
+    @Override
+    public CompletableFuture<GroupRecord> refresh(int groupId) {
+        return groups.fetch(child(groupId));
+    }
+
+    @Override
+    public void close() {
+        groups.close();
+    }
+}

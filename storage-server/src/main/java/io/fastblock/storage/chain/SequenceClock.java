@@ -1,0 +1,16 @@
+package io.fastblock.storage.chain;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Sequence numbers assigned by a head: strictly increasing on this node, and seeded from the
+ * wall clock (microseconds) so they keep increasing across restarts without persisted state.
+ */
+public final class SequenceClock {
+    private final AtomicLong last = new AtomicLong();
+
+    public long next() {
+        long now = System.currentTimeMillis() * 1000;
+        return last.updateAndGet(prev -> Math.max(prev + 1, now));
+    }
+}

@@ -1,0 +1,210 @@
+package io.fastblock.storage.net;
+
+import io.fastblock.protocol.StorageMessage;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.WriteRequest;
+import io.fastblock.protocol.codec.StorageFrameDecoder;
+import io.fastblock.protocol.codec.StorageFrameEncoder;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+
+/**
+ * One connection to a storage server, with request-id correlation. Requests are sent in the
+ * order {@link #send} is called, including those issued while the connection is still being
+ * set up (chain replication relies on that FIFO order).
+ */
+public final class StorageClient implements AutoCloseable {
+    private final String peer;
+    private final Channel channel;
+    private final Map<Long, CompletableFuture<StorageResponse>> pending = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final CompletableFuture<StorageClient> ready = new CompletableFuture<>();
+    private final Object order = new Object();
+    private List<StorageMessage> queued = new ArrayList<>();
+    private IOException failure;
+
+    private StorageClient(String peer, ChannelFuture connect) {
+        this.peer = peer;
+        this.channel = connect.channel();
+    }
+
+    public static StorageClient connect(EventLoopGroup group, String host, int port) {
+        String peer = host + ":" + port;
+        StorageClient[] self = new StorageClient[1];
+        Bootstrap b = new Bootstrap().group(group).channel(NettyTransport.channel(group))
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 5000)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE, new ResponseHandler(self));
+                    }
+                });
+        ChannelFuture cf = b.connect(host, port);
+        StorageClient client = new StorageClient(peer, cf);
+        self[0] = client;
+        cf.addListener(f -> client.connected(f.isSuccess() ? null : f.cause()));
+        return client;
+    }
+
+    public String peer() {
+        return peer;
+    }
+
+    public boolean isOpen() {
+        synchronized (order) {
+            return failure == null;
+        }
+    }
+
+    /** Completes when the connection is up (or fails when it cannot be made). */
+    public CompletableFuture<StorageClient> ready() {
+        return ready;
+    }
+
+    public StorageClient awaitConnected(long timeout, TimeUnit unit) throws Exception {
+        return ready.get(timeout, unit);
+    }
+
+    private void connected(Throwable cause) {
+        List<StorageMessage> flush;
+        synchronized (order) {
+            flush = queued;
+            queued = null;
+            if (cause != null) {
+                failure = new IOException("cannot connect to " + peer + ": " + cause.getMessage(), cause);
+            } else {
+                for (StorageMessage m : flush) {
+                    channel.write(m);
+                }
+                channel.flush();
+                flush = List.of();
+            }
+        }
+        if (cause != null) {
+            for (StorageMessage m : flush) {
+                releasePayload(m);
+            }
+            failAll(failure);
+            ready.completeExceptionally(failure);
+        } else {
+            ready.complete(this);
+        }
+    }
+
+    /** Sends the request built for a fresh request id; takes ownership of its payload. */
+    public CompletableFuture<StorageResponse> send(LongFunction<StorageMessage> build) {
+        long id = ids.incrementAndGet();
+        StorageMessage msg = build.apply(id);
+        CompletableFuture<StorageResponse> f = new CompletableFuture<>();
+        pending.put(id, f);
+        IOException failed;
+        synchronized (order) {
+            failed = failure;
+            if (failed == null) {
+                if (queued != null) {
+                    queued.add(msg);
+                } else {
+                    channel.writeAndFlush(msg).addListener(w -> {
+                        if (!w.isSuccess()) {
+                            fail(id, new IOException("send to " + peer + " failed: " + w.cause(), w.cause()));
+                        }
+                    });
+                }
+                return f;
+            }
+        }
+        pending.remove(id);
+        releasePayload(msg);
+        f.completeExceptionally(failed);
+        return f;
+    }
+
+    private void fail(long id, IOException e) {
+        CompletableFuture<StorageResponse> f = pending.remove(id);
+        if (f != null) {
+            f.completeExceptionally(e);
+        }
+    }
+
+    private void failAll(IOException e) {
+        for (Long id : List.copyOf(pending.keySet())) {
+            fail(id, e);
+        }
+    }
+
+    private static void releasePayload(StorageMessage m) {
+        if (m instanceof WriteRequest w) {
+            w.data().release();
+        } else if (m instanceof StorageResponse r) {
+            r.data().release();
+        }
+    }
+
+    private void closed() {
+        synchronized (order) {
+            if (failure == null) {
+                failure = new IOException("connection to " + peer + " closed");
+            }
+        }
+        failAll(failure);
+    }
+
+    @Override
+    public void close() {
+        channel.close().syncUninterruptibly();
+        closed();
+    }
+
+    private static final class ResponseHandler extends ChannelInboundHandlerAdapter {
+        private final StorageClient[] owner;
+
+        ResponseHandler(StorageClient[] owner) {
+            this.owner = owner;
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof StorageResponse r) {
+                CompletableFuture<StorageResponse> f = owner[0].pending.remove(r.requestId());
+                if (f == null || !f.complete(r)) {
+                    r.data().release();
+                }
+            } else {
+                // A server only ever answers: anything else means the stream is out of step.
+                if (msg instanceof StorageMessage m) {
+                    releasePayload(m);
+                } else {
+                    ReferenceCountUtil.release(msg);
+                }
+                ctx.close();
+            }
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            owner[0].closed();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.fastblock.storage.net;
+
+import io.fastblock.protocol.ProtocolException;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageMessage;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.storage.chain.ReplicaService;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.util.ReferenceCountUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Serves one connection: hands each request to the {@link ReplicaService} and writes its answer.
+ * Stops reading from the socket while {@link #MAX_OUTSTANDING} requests are unanswered and
+ * resumes below half of that, so a fast sender cannot queue unbounded work.
+ */
+public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageRequestHandler.class);
+    public static final int MAX_OUTSTANDING = 256;
+
+    private final ReplicaService service;
+    private final InflightRequests inflight;
+    private int outstanding; // event-loop confined
+
+    public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
+        this.service = service;
+        this.inflight = inflight;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof StorageResponse r) {
+            r.data().release();
+            LOG.warn("closing {}: a client sent a response frame", ctx.channel().remoteAddress());
+            ctx.close();
+            return;
+        }
+        if (!(msg instanceof StorageMessage m)) {
+            ReferenceCountUtil.release(msg);
+            ctx.close();
+            return;
+        }
+        outstanding++;
+        inflight.begin();
+        if (outstanding >= MAX_OUTSTANDING) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        service.handle(m, ctx.alloc()).whenComplete((resp, err) -> {
+            try {
+                StorageResponse answer = resp != null ? resp
+                        : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
+                ctx.writeAndFlush(answer);
+            } finally {
+                inflight.end();
+                ctx.executor().execute(() -> {
+                    outstanding--;
+                    if (!ctx.channel().config().isAutoRead() && outstanding <= MAX_OUTSTANDING / 2) {
+                        ctx.channel().config().setAutoRead(true);
+                    }
+                });
+            }
+        });
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        Throwable root = cause;
+        while (root.getCause() != null && !(root instanceof ProtocolException) && !(root instanceof TooLongFrameException)) {
+            root = root.getCause();
+        }
+        if (root instanceof ProtocolException || root instanceof TooLongFrameException) {
+            LOG.warn("closing {}: protocol error: {}", ctx.channel().remoteAddress(), root.getMessage());
+        } else {
+            LOG.warn("closing {}: {}", ctx.channel().remoteAddress(), cause.toString());
+        }
+        ctx.close();
+    }
+
+}
