@@ -1,0 +1,364 @@
+package io.fastblock.gateway.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.gateway.scsi.DeviceException;
+import io.fastblock.gateway.scsi.DeviceException.Reason;
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.OpCode;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageResponse;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class FastVolumeTest {
+    private static final int MIB = 1 << 20;
+    private static final int CHUNK = MIB;
+    private static final long SIZE = 8L * MIB;
+
+    private final InMemoryCluster cluster = new InMemoryCluster(CHUNK, 3);
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final ClientSettings settings = new ClientSettings(Duration.ofSeconds(5), 4, Duration.ofMillis(1),
+            Duration.ofSeconds(9), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
+    private final List<ByteBuf> toRelease = new ArrayList<>();
+
+    private FastVolume volume(StorageTransport transport) {
+        VolumeInfo info = new VolumeInfo(42, "vol1", SIZE, 512, CHUNK, "iqn.2026-11.io.fastblock:vol1", "available",
+                "2026-11-21T00:00:00Z", 0);
+        return new FastVolume(info, new ChunkMapCache("vol1", cluster, settings.unallocatedTtl()), transport, settings,
+                new ClientMetrics(registry, "vol1"), PooledByteBufAllocator.DEFAULT, Runnable::run);
+    }
+
+    private final FastVolume volume = volume(cluster);
+
+    @AfterEach
+    void releaseAndCheckLeaks() {
+        toRelease.forEach(ByteBuf::release);
+        for (ByteBuf b : cluster.handedOut) {
+            assertEquals(0, b.refCnt(), "a read answer was not released");
+        }
+    }
+
+    private static byte[] pattern(int length, long seed) {
+        byte[] b = new byte[length];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private byte[] read(long offset, int length) throws Exception {
+        ByteBuf buf = volume.read(offset, length).get(5, TimeUnit.SECONDS);
+        try {
+            assertEquals(length, buf.readableBytes());
+            return ByteBufUtil.getBytes(buf);
+        } finally {
+            buf.release();
+        }
+    }
+
+    private void write(long offset, byte[] bytes) throws Exception {
+        ByteBuf buf = Unpooled.directBuffer(bytes.length).writeBytes(bytes);
+        try {
+            volume.write(offset, buf).get(5, TimeUnit.SECONDS);
+            assertEquals(1, buf.refCnt(), "the volume kept a reference to the caller's buffer");
+        } finally {
+            buf.release();
+        }
+    }
+
+    private static DeviceException failure(CompletableFuture<?> f) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+        return assertInstanceOf(DeviceException.class, e.getCause());
+    }
+
+    private double counter(String name, String... tags) {
+        return registry.counter(name, tags).count();
+    }
+
+    @Test
+    void readOfUnallocatedChunksIsZerosAndAllocatesNothing() throws Exception {
+        byte[] got = read(CHUNK - 4096, 8192);
+        assertArrayEquals(new byte[8192], got);
+        assertEquals(0, cluster.allocations.get());
+        assertEquals(2, cluster.lookups.get());
+        assertTrue(cluster.sent.isEmpty(), "no storage request for unallocated chunks");
+        assertEquals(2.0, counter("fastblock.gateway.reads", "volume", "vol1", "route", "zero-fill"));
+    }
+
+    @Test
+    void unallocatedAnswerIsReusedUntilThisGatewayWritesTheChunk() throws Exception {
+        read(0, 4096);
+        read(8192, 4096);
+        assertEquals(1, cluster.lookups.get(), "unallocated answer cached within its TTL");
+        byte[] data = pattern(4096, 1);
+        write(8192, data);
+        assertArrayEquals(data, read(8192, 4096), "the write replaced the cached 'unallocated'");
+        assertEquals(1, cluster.allocations.get());
+    }
+
+    @Test
+    void unallocatedAnswerExpires() throws Exception {
+        long[] now = {0};
+        VolumeInfo info = new VolumeInfo(42, "vol1", SIZE, 512, CHUNK, "iqn", "available", "", 0);
+        ChunkMapCache cache = new ChunkMapCache("vol1", cluster, Duration.ofMillis(100), () -> now[0]);
+        FastVolume v = new FastVolume(info, cache, cluster, settings, new ClientMetrics(registry, "vol1"),
+                PooledByteBufAllocator.DEFAULT, Runnable::run);
+        v.read(0, 512).get().release();
+        now[0] += TimeUnit.MILLISECONDS.toNanos(99);
+        v.read(0, 512).get().release();
+        assertEquals(1, cluster.lookups.get());
+        cluster.allocateChunk("vol1", 0); // another gateway allocates it
+        now[0] += TimeUnit.MILLISECONDS.toNanos(1);
+        v.read(0, 512).get().release();
+        assertEquals(2, cluster.lookups.get());
+        assertEquals(1.0, counter("fastblock.gateway.reads", "volume", "vol1", "route", "head"));
+    }
+
+    @Test
+    void writeAndReadBackAcrossThreeChunksFromAnUnalignedStart() throws Exception {
+        long offset = CHUNK - 512;
+        byte[] data = pattern(2 * CHUNK + 1024, 2);
+        write(offset, data);
+        assertArrayEquals(data, read(offset, data.length));
+        // Pieces of at most 256 KiB: 512 B in chunk 0, 4 x 256 KiB in chunks 1 and 2, 512 B in chunk 3.
+        List<InMemoryCluster.Sent> writes = cluster.sent.stream().filter(s -> s.op() == OpCode.WRITE).toList();
+        assertEquals(new ChunkId(42, 0), writes.get(0).chunk());
+        assertEquals(CHUNK - 512, writes.get(0).offset());
+        assertEquals(512, writes.get(0).length());
+        assertEquals(new ChunkId(42, 1), writes.get(1).chunk());
+        assertEquals(0, writes.get(1).offset());
+        assertEquals(new ChunkId(42, 3), writes.get(writes.size() - 1).chunk());
+        assertEquals(512, writes.get(writes.size() - 1).length());
+        assertEquals(data.length, writes.stream().mapToInt(InMemoryCluster.Sent::length).sum());
+        assertEquals(10, writes.size());
+        for (InMemoryCluster.Sent w : writes) {
+            assertEquals(new ChainAddress(1, 1, 0), w.chain(), "group, chain version and lease epoch 0");
+            assertEquals(9401, w.node().port(), "writes go to the head");
+        }
+        assertEquals(4, cluster.allocations.get(), "each chunk allocated once");
+    }
+
+    @Test
+    void readOfPartlyWrittenRangeMixesDataAndZeros() throws Exception {
+        byte[] data = pattern(4096, 3);
+        write(CHUNK + 4096, data);
+        byte[] got = read(CHUNK - 4096, 3 * 4096);
+        byte[] expected = new byte[3 * 4096];
+        System.arraycopy(data, 0, expected, 8192, 4096);
+        assertArrayEquals(expected, got);
+        assertEquals(0, cluster.requestsTo("storage-1", OpCode.READ) - 1, "one storage read: chunk 0 is zero-filled");
+    }
+
+    @Test
+    void writeSendsRetainedSlicesOfTheCallersBuffer() throws Exception {
+        ByteBuf caller = Unpooled.directBuffer(8192).writeBytes(pattern(8192, 4));
+        caller.readerIndex(1024); // only the readable bytes are written
+        List<ByteBuf> seen = new ArrayList<>();
+        StorageTransport spy = new StorageTransport() {
+            @Override
+            public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                            long offset, ByteBuf data) {
+                seen.add(data);
+                assertSame(caller, data.unwrap(), "a slice, not a copy");
+                assertEquals(2, caller.refCnt(), "retained for the request");
+                return cluster.write(node, chain, chunk, offset, data);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.read(node, chain, chunk, offset, length);
+            }
+        };
+        FastVolume v = volume(spy);
+        v.write(CHUNK - 4096, caller).get(5, TimeUnit.SECONDS);
+        assertEquals(2, seen.size());
+        assertEquals(1, caller.refCnt());
+        byte[] expected = ByteBufUtil.getBytes(caller);
+        caller.release();
+        ByteBuf back = v.read(CHUNK - 4096, 7168).get(5, TimeUnit.SECONDS);
+        assertArrayEquals(expected, ByteBufUtil.getBytes(back));
+        back.release();
+    }
+
+    @Test
+    void randomReadsGoToTheHeadAndSequentialOnesToTheMiddle() throws Exception {
+        write(0, pattern(CHUNK, 5));
+        for (int i = 0; i < 10; i++) {
+            read(i * 65536L, 65536);
+        }
+        assertEquals(2, cluster.requestsTo("storage-1", OpCode.READ), "a new stream starts random");
+        assertEquals(8, cluster.requestsTo("storage-2", OpCode.READ));
+        assertEquals(0, cluster.requestsTo("storage-3", OpCode.READ));
+        assertEquals(8.0, counter("fastblock.gateway.reads", "volume", "vol1", "route", "middle"));
+        assertEquals(2.0, counter("fastblock.gateway.reads", "volume", "vol1", "route", "head"));
+        assertEquals(8.0, counter("fastblock.gateway.requests", "volume", "vol1", "op", "read", "pattern", "sequential"));
+        assertEquals(4.0, counter("fastblock.gateway.writes", "volume", "vol1", "route", "head"));
+    }
+
+    @Test
+    void aStaleChainIsRefreshedAndTheReadResent() throws Exception {
+        byte[] data = pattern(4096, 6);
+        write(0, data);
+        cluster.bumpChain(new GroupInfo(1, 2, cluster.group.members()));
+        int lookups = cluster.lookups.get();
+        assertArrayEquals(data, read(0, 4096));
+        assertEquals(lookups + 1, cluster.lookups.get());
+        List<InMemoryCluster.Sent> reads = cluster.sent.stream().filter(s -> s.op() == OpCode.READ).toList();
+        assertEquals(2, reads.size());
+        assertEquals(2, reads.get(1).chain().chainVersion());
+        assertEquals(1.0, counter("fastblock.gateway.retries", "volume", "vol1", "reason", "stale_chain"));
+    }
+
+    @Test
+    void aWriteToAMovedChainIsReallocatedAndResent() throws Exception {
+        write(0, pattern(4096, 7));
+        List<GroupMember> old = cluster.group.members();
+        // storage-1 left the chain: storage-2 is the new head, storage-4 joined as tail.
+        cluster.bumpChain(new GroupInfo(1, 2, List.of(old.get(1), old.get(2),
+                new GroupMember("storage-4", "127.0.0.1", 9404, true))));
+        byte[] data = pattern(4096, 8);
+        write(0, data);
+        InMemoryCluster.Sent last = cluster.sent.get(cluster.sent.size() - 1);
+        assertEquals(9402, last.node().port());
+        assertEquals(2, last.chain().chainVersion());
+        assertEquals(2, cluster.allocations.get(), "allocation asked again after the refusal");
+        assertArrayEquals(data, read(0, 4096));
+    }
+
+    @Test
+    void retriesAreBoundedAndEndInIoError() {
+        write0();
+        for (int i = 0; i < 10; i++) {
+            cluster.script.add(Status.UNKNOWN_GROUP);
+        }
+        int before = cluster.sent.size();
+        DeviceException e = failure(volume.read(0, 4096));
+        assertEquals(Reason.IO_ERROR, e.reason());
+        assertEquals(settings.maxAttempts(), cluster.sent.size() - before);
+    }
+
+    @Test
+    void noSpaceFailsTheWriteWithoutRetry() {
+        cluster.script.add(Status.NO_SPACE);
+        ByteBuf buf = Unpooled.directBuffer(4096).writeZero(4096);
+        toRelease.add(buf);
+        assertEquals(Reason.NO_SPACE, failure(volume.write(0, buf)).reason());
+        assertEquals(1, cluster.sent.size());
+        assertEquals(1, buf.refCnt());
+    }
+
+    @Test
+    void staleEpochIsFenced() {
+        cluster.script.add(Status.STALE_EPOCH);
+        ByteBuf buf = Unpooled.directBuffer(512).writeZero(512);
+        toRelease.add(buf);
+        assertEquals(Reason.FENCED, failure(volume.write(0, buf)).reason());
+    }
+
+    @Test
+    void ioErrorAndCorruptionAreMediumErrors() {
+        write0();
+        cluster.script.add(Status.IO_ERROR);
+        assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
+        cluster.script.add(Status.CORRUPT);
+        assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
+    }
+
+    @Test
+    void aFailedPieceReleasesTheOtherPiecesOfTheRead() throws Exception {
+        write(0, pattern(2 * CHUNK, 9));
+        cluster.script.add(Status.IO_ERROR); // the first piece fails, the others succeed
+        DeviceException e = failure(volume.read(CHUNK - 512, 1024));
+        assertEquals(Reason.IO_ERROR, e.reason());
+        assertTrue(e.getMessage().contains("42/0"), e.getMessage());
+        assertEquals(1, cluster.handedOut.size());
+        // releaseAndCheckLeaks asserts the successful piece was released
+    }
+
+    @Test
+    void timeoutIsAnIoErrorWithoutRetry() {
+        write0();
+        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
+                new NodeAddress("127.0.0.1", 9401), "no answer", null));
+        int before = cluster.sent.size();
+        assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
+        assertEquals(1, cluster.sent.size() - before);
+    }
+
+    @Test
+    void aLostConnectionToTheMiddleIsRetriedAtTheHead() throws Exception {
+        byte[] data = pattern(CHUNK, 10);
+        write(0, data);
+        read(0, 4096);
+        read(4096, 4096);
+        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST,
+                new NodeAddress("127.0.0.1", 9402), "reset", null));
+        byte[] got = read(8192, 4096);
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 8192, 12288), got);
+        List<InMemoryCluster.Sent> reads = cluster.sent.stream().filter(s -> s.op() == OpCode.READ).toList();
+        assertEquals(9402, reads.get(2).node().port(), "sequential: the middle first");
+        assertEquals(9401, reads.get(3).node().port(), "then the head");
+    }
+
+    @Test
+    void namenodeUnreachableMakesTheVolumeUnavailable() {
+        cluster.namenodeFailure = new NamenodeUnavailableException("down", null);
+        assertEquals(Reason.UNAVAILABLE, failure(volume.read(0, 512)).reason());
+        ByteBuf buf = Unpooled.directBuffer(512).writeZero(512);
+        toRelease.add(buf);
+        assertEquals(Reason.UNAVAILABLE, failure(volume.write(0, buf)).reason());
+        assertEquals(1, buf.refCnt());
+    }
+
+    @Test
+    void rangesOutsideTheVolumeAreRefused() throws Exception {
+        assertEquals(Reason.OUT_OF_RANGE, failure(volume.read(SIZE - 512, 1024)).reason());
+        assertEquals(Reason.OUT_OF_RANGE, failure(volume.read(-512, 512)).reason());
+        assertEquals(Reason.OUT_OF_RANGE, failure(volume.read(Long.MAX_VALUE, 512)).reason());
+        ByteBuf buf = Unpooled.directBuffer(512).writeZero(512);
+        toRelease.add(buf);
+        assertEquals(Reason.OUT_OF_RANGE, failure(volume.write(SIZE, buf)).reason());
+        assertArrayEquals(new byte[512], read(SIZE - 512, 512), "the last block is inside");
+        assertTrue(cluster.sent.isEmpty());
+    }
+
+    @Test
+    void describesTheVolume() {
+        assertEquals(SIZE, volume.sizeBytes());
+        assertEquals(512, volume.blockSize());
+        assertEquals(42, volume.volumeId());
+        assertEquals("vol1", volume.name());
+    }
+
+    @Test
+    void closedVolumeRefusesIo() {
+        volume.close();
+        assertEquals(Reason.UNAVAILABLE, failure(volume.read(0, 512)).reason());
+    }
+
+    private void write0() {
+        try {
+            write(0, pattern(4096, 11));
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+}
