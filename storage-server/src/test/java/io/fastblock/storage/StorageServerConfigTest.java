@@ -1,0 +1,61 @@
+package io.fastblock.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StorageServerConfigTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void defaults() {
+        StorageServerConfig c = StorageServerConfig.fromArgs();
+        assertNull(c.nodeId());
+        assertEquals(Path.of("./var/storage-1"), c.dataDir());
+        assertEquals("127.0.0.1", c.listen());
+        assertEquals(9401, c.port());
+        assertEquals("127.0.0.1:2181", c.zk());
+        assertEquals(256L << 20, c.segmentSize());
+    }
+
+    @Test
+    void flagsAndSizeSuffixes() {
+        StorageServerConfig c = StorageServerConfig.fromArgs("--node-id=s2", "--data-dir", "/tmp/x", "--port=9402",
+                "--segment-size=64MiB", "--zk=zk:2181");
+        assertEquals("s2", c.nodeId());
+        assertEquals(64L << 20, c.segmentSize());
+        assertEquals(1L << 30, StorageServerConfig.fromArgs("--segment-size=1G").segmentSize());
+        assertEquals(8192, StorageServerConfig.fromArgs("--segment-size=8192").segmentSize());
+    }
+
+    @Test
+    void badFlagsAreNamed() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--segment-size=lots"))
+                .getMessage().contains("--segment-size"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--segment-size=100"))
+                .getMessage().contains("at least"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--prot=1"))
+                .getMessage().contains("--prot"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--node-id=a/b"))
+                .getMessage().contains("node id"));
+    }
+
+    @Test
+    void nodeIdIsStoredAndAMismatchIsRefused() throws Exception {
+        String generated = NodeIdentity.resolve(dir, null);
+        assertTrue(generated.startsWith("storage-"));
+        assertEquals(generated, Files.readString(dir.resolve("node-id")).trim());
+        assertEquals(generated, NodeIdentity.resolve(dir, null));
+        assertEquals(generated, NodeIdentity.resolve(dir, generated));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> NodeIdentity.resolve(dir, "other"));
+        assertTrue(e.getMessage().contains("belongs to node '" + generated + "'"), e.getMessage());
+        assertEquals("given", NodeIdentity.resolve(dir.resolve("fresh"), "given"));
+    }
+}
