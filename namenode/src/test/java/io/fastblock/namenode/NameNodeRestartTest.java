@@ -54,7 +54,8 @@ class NameNodeRestartTest {
     /** After close, both the REST and the ZooKeeper port are released. */
     private static void assertRefused(int port) {
         try (Socket s = new Socket("127.0.0.1", port)) {
-            throw new AssertionError("port " + port + " still accepts connections after close");
+            throw new AssertionError("port " + port + " still accepts connections after close (from "
+                    + s.getLocalPort() + ")");
         } catch (ConnectException expected) {
             // closed as it should be
         } catch (IOException e) {
