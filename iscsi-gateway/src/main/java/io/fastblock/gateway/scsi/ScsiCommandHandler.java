@@ -114,6 +114,14 @@ public final class ScsiCommandHandler {
                 case 0x2A -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0xAA -> checkProtect(cdb) ? write(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0x8A -> checkProtect(cdb) ? write(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut) : invalidField();
+                // WRITE AND VERIFY: a write is durable and read back from the same replicas, so the
+                // verification (BYTCHK=1 compares the data just written) cannot fail after a good write.
+                case 0x2E -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
+                case 0xAE -> checkProtect(cdb) ? write(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut) : invalidField();
+                case 0x8E -> checkProtect(cdb) ? write(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut) : invalidField();
+                // PRE-FETCH: no cache to fill; range check only.
+                case 0x34 -> done(prefetch(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2)));
+                case 0x90 -> done(prefetch(cdb.getUnsignedInt(10), cdb.getLong(2)));
                 case 0x35 -> synchronizeCache(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2));
                 case 0x91 -> synchronizeCache(cdb.getUnsignedInt(10), cdb.getLong(2));
                 case 0x2F -> verify(cdb, cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut, alloc);
@@ -195,6 +203,10 @@ public final class ScsiCommandHandler {
         return f.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
     }
 
+    private ScsiResult prefetch(long count, long lba) {
+        return inRange(lba, count) ? ScsiResult.good() : ScsiResult.check(Sense.LBA_OUT_OF_RANGE);
+    }
+
     private CompletableFuture<ScsiResult> synchronizeCache(long count, long lba) {
         if (!inRange(lba, count)) {
             return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
@@ -257,12 +269,16 @@ public final class ScsiCommandHandler {
      */
     private static ScsiResult persistentReserveIn(ByteBuf cdb, ByteBufAllocator alloc) {
         int sa = cdb.getByte(1) & 0x1f;
-        if (sa != 0 && sa != 1) {
+        if (sa > 3) {
             return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
         }
         ByteBuf out = alloc.buffer(8);
-        out.writeInt(0); // PRGENERATION
-        out.writeInt(0); // ADDITIONAL LENGTH: no keys / no reservation
+        if (sa == 2) { // REPORT CAPABILITIES: length 8, nothing supported
+            out.writeShort(8).writeZero(6);
+        } else {
+            out.writeInt(0); // PRGENERATION
+            out.writeInt(0); // ADDITIONAL LENGTH: no keys / reservation / registrations
+        }
         return ScsiResult.good(truncate(out, cdb.getUnsignedShort(7)));
     }
 
