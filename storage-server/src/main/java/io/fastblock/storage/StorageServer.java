@@ -65,6 +65,7 @@ public final class StorageServer implements AutoCloseable {
     private PersistentNode liveNode;
     private int port;
     private boolean closed;
+    private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
 
     private StorageServer(StorageServerConfig config, String nodeId) {
         this.config = config;
@@ -213,6 +214,12 @@ public final class StorageServer implements AutoCloseable {
             quietly(chunks::close);
         }
         LOG.info("storage node {} stopped", nodeId);
+        stopped.countDown();
+    }
+
+    /** Blocks until {@link #close} has finished (all server threads are daemons, so main must wait). */
+    public void awaitClosed() throws InterruptedException {
+        stopped.await();
     }
 
     private interface Step {
@@ -252,5 +259,10 @@ public final class StorageServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "storage-shutdown"));
         System.out.println("READY storage " + server.nodeId() + " " + config.listen() + ":" + server.port());
         System.out.flush();
+        try {
+            server.awaitClosed();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
