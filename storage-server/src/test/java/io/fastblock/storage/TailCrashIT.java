@@ -152,6 +152,12 @@ class TailCrashIT {
                     }
                 }
                 System.out.println("acknowledged before kill -9: " + total + ", all read back after restart");
+                // SIGTERM: a clean stop through the shutdown hook.
+                server.destroy();
+                assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop on SIGTERM");
+                String log = java.nio.file.Files.readString(dir.resolve("stderr.log"));
+                assertTrue(log.contains("log recovery:"), "restart replayed the log tail");
+                assertTrue(log.contains("storage node crash stopped"), log);
             } finally {
                 server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
                 loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
