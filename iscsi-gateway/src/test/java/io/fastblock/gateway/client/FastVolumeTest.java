@@ -3,7 +3,6 @@ package io.fastblock.gateway.client;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -176,7 +175,13 @@ class FastVolumeTest {
             public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                             long offset, ByteBuf data) {
                 seen.add(data);
-                assertSame(caller, data.unwrap(), "a slice, not a copy");
+                // A view, not a copy: a change to the caller's bytes shows through it.
+                int at = data.readerIndex();
+                byte before = data.getByte(at);
+                int callerIndex = 1024 + (seen.size() == 1 ? 0 : 4096);
+                caller.setByte(callerIndex, ~caller.getByte(callerIndex));
+                assertEquals((byte) ~before, data.getByte(at), "a slice, not a copy");
+                caller.setByte(callerIndex, before);
                 assertEquals(2, caller.refCnt(), "retained for the request");
                 return cluster.write(node, chain, chunk, offset, data);
             }

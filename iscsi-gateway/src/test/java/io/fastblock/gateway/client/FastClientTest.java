@@ -1,0 +1,150 @@
+package io.fastblock.gateway.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.scsi.BlockDevice;
+import io.fastblock.gateway.scsi.DeviceException;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The whole client over real sockets: a contract-shaped namenode and three protocol-speaking storage servers. */
+class FastClientTest {
+    private static final int CHUNK = 1 << 20;
+
+    private final Map<String, byte[]> store = new ConcurrentHashMap<>(); // the chain's data, shared as replication would
+    private final List<TestStorageServer> nodes = new ArrayList<>();
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private FakeNamenode namenode;
+    private FastClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            nodes.add(TestStorageServer.storing(store, CHUNK));
+        }
+        namenode = new FakeNamenode(nodes.stream().map(TestStorageServer::address).toList());
+        namenode.addVolume("vol1", 5, 16L * CHUNK, CHUNK);
+        namenode.addVolume("vol2", 6, 4L * CHUNK, CHUNK);
+        client = new FastClient(GatewayConfig.fromArgs("--namenode=" + namenode.url()), registry);
+    }
+
+    @AfterEach
+    void stop() {
+        client.close();
+        nodes.forEach(TestStorageServer::close);
+        namenode.close();
+    }
+
+    private static <T> T get(CompletableFuture<T> f) throws Exception {
+        return f.get(10, TimeUnit.SECONDS);
+    }
+
+    private static int deadPort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Test
+    void targetsAreTheVolumesIqns() throws Exception {
+        List<String> names = new ArrayList<>(get(client.targetNames("iqn.1994-05.com.redhat:client")));
+        names.sort(null);
+        assertEquals(List.of("iqn.2026-11.io.fastblock:vol1", "iqn.2026-11.io.fastblock:vol2"), names);
+    }
+
+    @Test
+    void openingUnknownOrForeignTargetsFindsNothing() throws Exception {
+        assertEquals(Optional.empty(), get(client.open("iqn.2026-11.io.fastblock:missing", "init")));
+        assertEquals(Optional.empty(), get(client.open("iqn.2003-01.org.linux-iscsi:vol1", "init")));
+        assertEquals(Optional.empty(), get(client.open("iqn.2026-11.io.fastblock:", "init")));
+    }
+
+    @Test
+    void openDescribesTheVolume() throws Exception {
+        try (BlockDevice dev = get(client.open("iqn.2026-11.io.fastblock:vol1", "init")).orElseThrow()) {
+            assertEquals(16L * CHUNK, dev.sizeBytes());
+            assertEquals(512, dev.blockSize());
+            assertEquals(5, dev.volumeId());
+            assertEquals("vol1", dev.name());
+        }
+    }
+
+    @Test
+    void anUnreachableNamenodeMakesTheCatalogUnavailable() throws Exception {
+        try (FastClient offline = new FastClient(GatewayConfig.fromArgs("--namenode=http://127.0.0.1:" + deadPort()))) {
+            ExecutionException e = assertThrows(ExecutionException.class,
+                    () -> offline.open("iqn.2026-11.io.fastblock:vol1", "init").get(10, TimeUnit.SECONDS));
+            assertEquals(DeviceException.Reason.UNAVAILABLE, assertInstanceOf(DeviceException.class, e.getCause()).reason());
+            e = assertThrows(ExecutionException.class, () -> offline.targetNames("init").get(10, TimeUnit.SECONDS));
+            assertEquals(DeviceException.Reason.UNAVAILABLE, assertInstanceOf(DeviceException.class, e.getCause()).reason());
+        }
+    }
+
+    @Test
+    void writesAndReadsGoThroughTheChainsAndUnallocatedChunksReadAsZeros() throws Exception {
+        BlockDevice dev = get(client.open("iqn.2026-11.io.fastblock:vol1", "init")).orElseThrow();
+        byte[] data = new byte[2 * CHUNK];
+        new Random(1).nextBytes(data);
+        long offset = 3L * CHUNK - 4096;
+        ByteBuf buf = Unpooled.directBuffer(data.length).writeBytes(data);
+        get(dev.write(offset, buf));
+        assertEquals(1, buf.refCnt());
+        buf.release();
+        // Sequential reads of what was written, in 64 KiB pieces.
+        for (int pos = 0; pos < data.length; pos += 65536) {
+            ByteBuf got = get(dev.read(offset + pos, 65536));
+            byte[] expected = java.util.Arrays.copyOfRange(data, pos, pos + 65536);
+            assertArrayEquals(expected, ByteBufUtil.getBytes(got), "at " + pos);
+            got.release();
+        }
+        ByteBuf zeros = get(dev.read(10L * CHUNK, 8192));
+        assertArrayEquals(new byte[8192], ByteBufUtil.getBytes(zeros));
+        zeros.release();
+        assertEquals(3, namenode.allocated.size(), "chunks 2, 3, 4 allocated by the write only");
+        assertTrue(namenode.requests.contains("GET /v1/volumes/vol1/chunks/10"));
+        assertTrue(registry.counter("fastblock.gateway.reads", "volume", "vol1", "route", "middle").count() > 20,
+                "sequential reads went to the middle");
+        // The first two reads are random (a new stream); the first spans chunks 2 and 3: 3 head requests.
+        assertEquals(3.0, registry.counter("fastblock.gateway.reads", "volume", "vol1", "route", "head").count());
+        dev.close();
+    }
+
+    @Test
+    void aWriteFollowsTheChainWhenTheHeadDies() throws Exception {
+        FastVolume dev = get(client.openVolume("vol2"));
+        ByteBuf first = Unpooled.directBuffer(4096).writeZero(4096);
+        get(dev.write(0, first));
+        first.release();
+        nodes.get(0).close();
+        namenode.setChain(2, List.of(nodes.get(1).address(), nodes.get(2).address()));
+        byte[] data = new byte[4096];
+        new Random(2).nextBytes(data);
+        ByteBuf second = Unpooled.directBuffer(4096).writeBytes(data);
+        get(dev.write(0, second));
+        second.release();
+        ByteBuf back = get(dev.read(0, 4096));
+        assertArrayEquals(data, ByteBufUtil.getBytes(back));
+        back.release();
+        assertEquals(1.0, registry.counter("fastblock.gateway.retries", "volume", "vol2", "reason", "connection").count());
+    }
+}
