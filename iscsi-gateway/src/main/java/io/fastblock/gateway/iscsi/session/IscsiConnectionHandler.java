@@ -473,14 +473,18 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         CommandWindow.Deliverable d = new CommandWindow.Deliverable() {
             @Override
             public void deliver() {
+                if (t.aborted) {
+                    return; // aborted while queued: its CmdSN is consumed, nothing runs
+                }
                 t.delivered = true;
                 progress(t);
             }
 
             @Override
             public void discard() {
-                tasks.remove(t.itt, t);
-                t.release();
+                if (!t.aborted && tasks.remove(t.itt, t)) {
+                    t.release();
+                }
             }
         };
         if (immediate) {

@@ -1,0 +1,160 @@
+package io.fastblock.gateway.iscsi.session;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** A minimal blocking iSCSI initiator for tests: builds PDUs byte by byte, no shared code with the target. */
+final class TestInitiator implements AutoCloseable {
+    final Socket socket;
+    final DataInputStream in;
+    final OutputStream out;
+    int cmdSN = 1;
+    int expStatSN;
+    int itt = 0x100;
+
+    /** A received PDU: its 48-byte header and data segment. */
+    record Pdu(ByteBuffer bhs, byte[] data) {
+        int opcode() {
+            return bhs.get(0) & 0x3f;
+        }
+
+        int flags() {
+            return bhs.get(1) & 0xff;
+        }
+
+        int u8(int i) {
+            return bhs.get(i) & 0xff;
+        }
+
+        int i32(int i) {
+            return bhs.getInt(i);
+        }
+
+        Map<String, String> keys() {
+            Map<String, String> m = new LinkedHashMap<>();
+            for (String kv : new String(data, StandardCharsets.UTF_8).split("\0")) {
+                if (!kv.isEmpty()) {
+                    int eq = kv.indexOf('=');
+                    m.merge(kv.substring(0, eq), kv.substring(eq + 1), (a, b) -> a + "|" + b);
+                }
+            }
+            return m;
+        }
+    }
+
+    TestInitiator(int port) throws IOException {
+        socket = new Socket("127.0.0.1", port);
+        socket.setSoTimeout(5000);
+        in = new DataInputStream(socket.getInputStream());
+        out = socket.getOutputStream();
+    }
+
+    static byte[] keys(String... kv) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < kv.length; i += 2) {
+            b.append(kv[i]).append('=').append(kv[i + 1]).append('\0');
+        }
+        return b.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    void send(ByteBuffer bhs, byte[] data) throws IOException {
+        bhs.put(4, (byte) 0);
+        bhs.put(5, (byte) (data.length >> 16)).put(6, (byte) (data.length >> 8)).put(7, (byte) data.length);
+        out.write(bhs.array());
+        out.write(data);
+        out.write(new byte[-data.length & 3]);
+        out.flush();
+    }
+
+    Pdu recv() throws IOException {
+        byte[] h = new byte[48];
+        in.readFully(h);
+        ByteBuffer bhs = ByteBuffer.wrap(h);
+        int len = ((h[5] & 0xff) << 16) | ((h[6] & 0xff) << 8) | (h[7] & 0xff);
+        byte[] data = new byte[len];
+        in.readFully(data);
+        in.readFully(new byte[-len & 3]);
+        return new Pdu(bhs, data);
+    }
+
+    /** True when nothing arrives within {@code millis}. */
+    boolean silentFor(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+        try {
+            in.mark(1);
+            int b = in.read();
+            if (b < 0) {
+                return true;
+            }
+            throw new AssertionError("unexpected byte from target: " + b);
+        } catch (SocketTimeoutException expected) {
+            return true;
+        } finally {
+            socket.setSoTimeout(5000);
+        }
+    }
+
+    boolean closedByPeer() throws IOException {
+        try {
+            return in.read() < 0;
+        } catch (IOException reset) {
+            return true;
+        }
+    }
+
+    Pdu login(byte[] keys, int csg, int nsg, boolean transit) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(48);
+        b.put(0, (byte) 0x43);
+        b.put(1, (byte) ((transit ? 0x80 : 0) | csg << 2 | nsg));
+        b.putInt(8, 0x80001234).putShort(12, (short) 1); // ISID
+        b.putInt(16, itt++);
+        b.putInt(24, cmdSN).putInt(28, expStatSN);
+        send(b, keys);
+        Pdu r = recv();
+        expStatSN = r.i32(24) + 1;
+        return r;
+    }
+
+    ByteBuffer scsi(int flags, long edtl, byte[] cdb, boolean immediate) {
+        ByteBuffer b = ByteBuffer.allocate(48);
+        b.put(0, (byte) (0x01 | (immediate ? 0x40 : 0)));
+        b.put(1, (byte) flags);
+        b.putInt(16, itt++);
+        b.putInt(20, (int) edtl);
+        b.putInt(24, immediate ? cmdSN : cmdSN++);
+        b.putInt(28, expStatSN);
+        for (int i = 0; i < cdb.length; i++) {
+            b.put(32 + i, cdb[i]);
+        }
+        return b;
+    }
+
+    static ByteBuffer dataOut(int itt, int ttt, int dataSN, int offset, boolean last) {
+        ByteBuffer b = ByteBuffer.allocate(48);
+        b.put(0, (byte) 0x05);
+        b.put(1, (byte) (last ? 0x80 : 0));
+        b.putInt(16, itt).putInt(20, ttt).putInt(36, dataSN).putInt(40, offset);
+        return b;
+    }
+
+    ByteBuffer nop(boolean immediate) {
+        ByteBuffer b = ByteBuffer.allocate(48);
+        b.put(0, (byte) (immediate ? 0x40 : 0x00));
+        b.put(1, (byte) 0x80);
+        b.putInt(16, itt++).putInt(20, -1);
+        b.putInt(24, immediate ? cmdSN : cmdSN++).putInt(28, expStatSN);
+        return b;
+    }
+
+    @Override
+    public void close() throws IOException {
+        socket.close();
+    }
+}
