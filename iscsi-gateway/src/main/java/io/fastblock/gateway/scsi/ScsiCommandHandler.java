@@ -50,6 +50,8 @@ public final class ScsiCommandHandler {
             case 0x2F -> verifyBlocks(cdb, cdb.getUnsignedShort(7));
             case 0xAF -> verifyBlocks(cdb, cdb.getUnsignedInt(6));
             case 0x8F -> verifyBlocks(cdb, cdb.getUnsignedInt(10));
+            case 0x41 -> 1; // WRITE SAME(10): one block of data-out
+            case 0x93 -> (cdb.getByte(1) & 0x01) != 0 ? 0 : 1; // WRITE SAME(16), NDOB: no data-out
             default -> -1;
         };
         if (tl >= 0) {
@@ -119,6 +121,9 @@ public final class ScsiCommandHandler {
                 case 0x2E -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0xAE -> checkProtect(cdb) ? write(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0x8E -> checkProtect(cdb) ? write(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut) : invalidField();
+                case 0x41 -> writeSame(cdb, cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), false, dataOut, alloc);
+                case 0x93 -> writeSame(cdb, cdb.getUnsignedInt(10), cdb.getLong(2), (cdb.getByte(1) & 0x01) != 0,
+                        dataOut, alloc);
                 // PRE-FETCH: no cache to fill; range check only.
                 case 0x34 -> done(prefetch(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2)));
                 case 0x90 -> done(prefetch(cdb.getUnsignedInt(10), cdb.getLong(2)));
@@ -128,6 +133,8 @@ public final class ScsiCommandHandler {
                 case 0xAF -> verify(cdb, cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut, alloc);
                 case 0x8F -> verify(cdb, cdb.getUnsignedInt(10), cdb.getLong(2), dataOut, alloc);
                 case 0x5E -> done(persistentReserveIn(cdb, alloc));
+                case 0xA3 -> done((cdb.getByte(1) & 0x1f) == 0x0C ? SupportedOpcodes.report(cdb, alloc)
+                        : ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)); // MAINTENANCE IN
                 case 0x1B -> done((cdb.getByte(4) & 0x02) != 0 ? ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)
                         : ScsiResult.good()); // START STOP UNIT: fixed disk, always started
                 default -> done(ScsiResult.check(Sense.INVALID_OPCODE));
@@ -201,6 +208,46 @@ public final class ScsiCommandHandler {
             f = CompletableFuture.failedFuture(e);
         }
         return f.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /**
+     * WRITE SAME without UNMAP: the one block of data-out (or zeros with NDOB) repeated over the
+     * range, bounded by MAXIMUM WRITE SAME LENGTH; NUMBER OF BLOCKS 0 is refused (WSNZ=1).
+     */
+    private CompletableFuture<ScsiResult> writeSame(ByteBuf cdb, long count, long lba, boolean ndob, ByteBuf dataOut,
+                                                    ByteBufAllocator alloc) {
+        int flags = cdb.getByte(1);
+        if ((flags & 0xe0) != 0 || (flags & 0x18) != 0 || count == 0) {
+            return invalidField(); // WRPROTECT, UNMAP/ANCHOR (not thin provisioned), or "to the end"
+        }
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (count * blockSize > MAX_TRANSFER_BYTES) {
+            return invalidField();
+        }
+        if (!ndob && (dataOut == null || dataOut.readableBytes() < blockSize)) {
+            return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
+        }
+        int total = (int) (count * blockSize);
+        ByteBuf data = alloc.directBuffer(total, total);
+        if (ndob) {
+            data.writeZero(total);
+        } else {
+            for (long i = 0; i < count; i++) {
+                data.writeBytes(dataOut, dataOut.readerIndex(), blockSize);
+            }
+        }
+        CompletableFuture<Void> f;
+        try {
+            f = device.write(lba * blockSize, data);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((v, err) -> {
+            data.release();
+            return err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false));
+        });
     }
 
     private ScsiResult prefetch(long count, long lba) {
@@ -412,12 +459,14 @@ public final class ScsiCommandHandler {
     private void blockLimits(ByteBuf out) {
         byte[] p = new byte[0x3C];
         ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(p).writerIndex(0);
-        b.writeByte(0); // WSNZ
+        b.writeByte(0x01); // WSNZ: WRITE SAME with 0 blocks (to the end of the LU) is refused
         b.writeByte(0); // MAXIMUM COMPARE AND WRITE LENGTH: not supported
         b.writeShort(Math.max(1, 4096 / blockSize)); // OPTIMAL TRANSFER LENGTH GRANULARITY
         b.writeInt(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM TRANSFER LENGTH
         b.writeInt((1 << 20) / blockSize); // OPTIMAL TRANSFER LENGTH
-        // max prefetch, unmap limits, write same: zero (not supported)
+        b.writerIndex(32); // page byte 36
+        b.writeLong(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM WRITE SAME LENGTH
+        // max prefetch and unmap limits stay zero: no prefetch cache, no unmap (not thin provisioned)
         vpd(out, 0xB0, p);
     }
 

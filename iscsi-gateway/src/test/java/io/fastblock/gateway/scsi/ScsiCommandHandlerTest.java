@@ -317,4 +317,37 @@ class ScsiCommandHandlerTest {
                 ByteBufUtil.hexDump(Sense.LBA_OUT_OF_RANGE.toFixedFormat()));
         assertTrue(Sense.POWER_ON_RESET.toFixedFormat()[2] == 6);
     }
+
+    @Test
+    void writeSameRepeatsOneBlock() throws Exception {
+        byte[] block = new byte[512];
+        Arrays.fill(block, (byte) 0x5A);
+        assertEquals(ScsiStatus.GOOD, run(0, cdb(0x41, 0, 0, 0, 0, 20, 0, 0, 3, 0), Unpooled.wrappedBuffer(block)).status());
+        byte[] disk = Arrays.copyOfRange(Files.readAllBytes(dir.resolve("lun.img")), 20 * 512, 23 * 512);
+        for (byte b : disk) {
+            assertEquals(0x5A, b);
+        }
+        assertSense(run(0, cdb(0x41, 0x08, 0, 0, 0, 20, 0, 0, 3, 0), Unpooled.wrappedBuffer(block)), 0x05, 0x24, 0); // UNMAP
+        assertSense(run(0, cdb(0x41, 0, 0, 0, 0, 20, 0, 0, 0, 0), Unpooled.wrappedBuffer(block)), 0x05, 0x24, 0); // WSNZ
+        assertSense(run(0, cdb(0x41, 0, 0, 0, 0x1F, 0xFF, 0, 0, 2, 0), Unpooled.wrappedBuffer(block)), 0x05, 0x21, 0);
+    }
+
+    @Test
+    void reportSupportedOpcodesOneCommand() {
+        // READ(10): supported, DPO and FUA usable (we report DPOFUA in MODE SENSE)
+        byte[] d = bytes(run(cdb(0xA3, 0x0C, 0x01, 0x28, 0, 0, 0, 0, 1, 0)));
+        assertEquals(0x03, d[1] & 0x07, "supported");
+        assertEquals(10, ((d[2] & 0xff) << 8) | (d[3] & 0xff));
+        assertEquals(0x28, d[4] & 0xff);
+        assertEquals(0x18, d[5] & 0x18);
+        // UNMAP: not supported
+        byte[] u = bytes(run(cdb(0xA3, 0x0C, 0x01, 0x42, 0, 0, 0, 0, 1, 0)));
+        assertEquals(0x01, u[1] & 0x07);
+        // READ CAPACITY(16) has a service action: option 1 is invalid for it
+        assertSense(run(cdb(0xA3, 0x0C, 0x01, 0x9E, 0, 0, 0, 0, 1, 0)), 0x05, 0x24, 0);
+        byte[] all = bytes(run(cdb(0xA3, 0x0C, 0x00, 0, 0, 0, 0, 0x10, 0, 0)));
+        int len = Unpooled.wrappedBuffer(all).getInt(0);
+        assertEquals(all.length - 4, len);
+        assertEquals(SupportedOpcodes.COMMANDS.size() * 8, len);
+    }
 }

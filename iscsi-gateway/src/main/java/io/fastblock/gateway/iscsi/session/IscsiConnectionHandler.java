@@ -156,6 +156,10 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         login.process(req).whenCompleteAsync((reply, err) -> {
             loginPending = false;
             if (closed) {
+                // The connection went away while the target was being opened.
+                if (login.device() != null) {
+                    units.discard(login.targetName(), login.device());
+                }
                 return;
             }
             if (err != null) {
