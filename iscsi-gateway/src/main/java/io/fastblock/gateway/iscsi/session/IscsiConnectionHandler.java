@@ -48,6 +48,9 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private LoginNegotiator login;
     private boolean loginPending;
+    /** Login text split over several PDUs (C=1), joined before negotiation. */
+    private ByteBuf loginText;
+    private static final int MAX_LOGIN_TEXT = 64 * 1024;
     private boolean fullFeature;
     private boolean closed;
     private int statSN;
@@ -105,6 +108,10 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
+        if (loginText != null) {
+            loginText.release();
+            loginText = null;
+        }
         if (window != null) {
             window.discardAll();
         }
@@ -139,14 +146,41 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             closed = true;
             return;
         }
+        if ((pdu.flags() & 0x40) != 0) {
+            // C=1: the text continues in the next Login Request; gather it and answer empty-handed.
+            if (loginText == null) {
+                loginText = ctx.alloc().buffer();
+            }
+            if (loginText.readableBytes() + pdu.dataSegmentLength() > MAX_LOGIN_TEXT) {
+                LoginRequest req = LoginRequest.of(pdu, Map.of());
+                sendLogin(req, LoginReply.failure(LoginStatus.INITIATOR_ERROR, req.csg()));
+                return;
+            }
+            loginText.writeBytes(pdu.data(), pdu.data().readerIndex(), pdu.dataSegmentLength());
+            LoginRequest req = LoginRequest.of(pdu, Map.of());
+            if (statSN == 0 && login.initiatorName() == null) {
+                statSN = req.expStatSN();
+            }
+            sendLogin(req, new LoginReply(LoginStatus.SUCCESS, false, req.csg(), 0, 0, List.of(), false));
+            return;
+        }
+        ByteBuf text = pdu.data();
+        if (loginText != null) {
+            loginText.writeBytes(text, text.readerIndex(), text.readableBytes());
+            text = loginText;
+        }
         Map<String, String> keys;
         try {
-            keys = TextKeys.parse(pdu.data());
+            keys = TextKeys.parse(text);
         } catch (TextKeys.MalformedKeysException e) {
             LOG.warn("{}: bad login keys: {}", ctx.channel().remoteAddress(), e.getMessage());
             LoginRequest req = LoginRequest.of(pdu, Map.of());
             sendLogin(req, LoginReply.failure(LoginStatus.INITIATOR_ERROR, req.csg()));
             return;
+        }
+        if (loginText != null) {
+            loginText.release();
+            loginText = null;
         }
         LoginRequest req = LoginRequest.of(pdu, keys);
         if (statSN == 0 && login.initiatorName() == null) {

@@ -343,4 +343,19 @@ class IscsiSessionTest {
         ini.out.flush();
         assertTrue(ini.closedByPeer());
     }
+
+    @Test
+    void loginTextContinuedOverTwoPdus() throws Exception {
+        byte[] all = TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:test-initiator", "TargetName", IQN,
+                "MaxRecvDataSegmentLength", "65536");
+        int cut = 30; // inside the TargetName value
+        Pdu first = ini.login(Arrays.copyOf(all, cut), 1, 3, false, true);
+        assertEquals(0, first.u8(36));
+        assertEquals(1 << 2, first.flags(), "T=0, waits for the rest");
+        assertEquals(0, first.data().length);
+        Pdu done = ini.login(Arrays.copyOfRange(all, cut, all.length), 1, 3, true, false);
+        assertEquals(0, done.u8(36));
+        assertEquals(0x80 | 1 << 2 | 3, done.flags());
+        assertEquals("262144", done.keys().get("MaxRecvDataSegmentLength"));
+    }
 }

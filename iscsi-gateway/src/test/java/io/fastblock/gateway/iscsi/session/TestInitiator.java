@@ -110,9 +110,13 @@ final class TestInitiator implements AutoCloseable {
     }
 
     Pdu login(byte[] keys, int csg, int nsg, boolean transit) throws IOException {
+        return login(keys, csg, nsg, transit, false);
+    }
+
+    Pdu login(byte[] keys, int csg, int nsg, boolean transit, boolean cont) throws IOException {
         ByteBuffer b = ByteBuffer.allocate(48);
         b.put(0, (byte) 0x43);
-        b.put(1, (byte) ((transit ? 0x80 : 0) | csg << 2 | nsg));
+        b.put(1, (byte) ((transit ? 0x80 : 0) | (cont ? 0x40 : 0) | csg << 2 | nsg));
         b.putInt(8, 0x80001234).putShort(12, (short) 1); // ISID
         b.putInt(16, itt++);
         b.putInt(24, cmdSN).putInt(28, expStatSN);
