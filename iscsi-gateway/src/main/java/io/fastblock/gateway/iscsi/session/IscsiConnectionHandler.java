@@ -51,6 +51,9 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Login text split over several PDUs (C=1), joined before negotiation. */
     private ByteBuf loginText;
     private static final int MAX_LOGIN_TEXT = 64 * 1024;
+    /** Rest of a Text Response longer than the initiator's segment limit. */
+    private ByteBuf pendingText;
+    private int pendingTextTtt;
     private boolean fullFeature;
     private boolean closed;
     private int statSN;
@@ -111,6 +114,10 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         if (loginText != null) {
             loginText.release();
             loginText = null;
+        }
+        if (pendingText != null) {
+            pendingText.release();
+            pendingText = null;
         }
         if (window != null) {
             window.discardAll();
@@ -341,6 +348,15 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void text(IscsiPdu pdu) {
+        if (pdu.int20() != IscsiPdu.NO_TAG) {
+            // Continuation of a long Text Response (or a stale one: reset, RFC 7143 11.10.4).
+            if (pendingText != null && pdu.int20() == pendingTextTtt && pdu.dataSegmentLength() == 0) {
+                sendTextPiece(pdu.itt(), pdu.lun());
+            } else {
+                reject(pdu, REJECT_PROTOCOL_ERROR);
+            }
+            return;
+        }
         Map<String, String> keys;
         try {
             keys = TextKeys.parse(pdu.data());
@@ -392,10 +408,34 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void sendText(int itt, long lun, List<Map.Entry<String, String>> keys) {
+        if (pendingText != null) {
+            pendingText.release();
+        }
+        pendingText = keys.isEmpty() ? null : TextKeys.encode(ctx.alloc(), keys);
+        pendingTextTtt = nextTtt++;
+        if (pendingTextTtt == IscsiPdu.NO_TAG) {
+            pendingTextTtt = nextTtt++;
+        }
+        sendTextPiece(itt, lun);
+    }
+
+    /**
+     * Sends the next piece of a Text Response of at most the initiator's MaxRecvDataSegmentLength;
+     * with more to come it sets C=1 and a TTT the initiator echoes in an empty Text Request.
+     */
+    private void sendTextPiece(int itt, long lun) {
         IscsiPdu rsp = statusResponse(Opcode.TEXT_RESPONSE, itt);
-        rsp.lun(lun).int20(IscsiPdu.NO_TAG);
-        if (!keys.isEmpty()) {
-            rsp.data(TextKeys.encode(ctx.alloc(), keys));
+        rsp.lun(lun);
+        int max = params.initiatorMaxRecvDataSegmentLength;
+        if (pendingText == null || pendingText.readableBytes() <= max) {
+            rsp.flags(0x80).int20(IscsiPdu.NO_TAG);
+            if (pendingText != null) {
+                rsp.data(pendingText);
+                pendingText = null;
+            }
+        } else {
+            rsp.flags(0x40).int20(pendingTextTtt);
+            rsp.data(pendingText.readRetainedSlice(max));
         }
         ctx.writeAndFlush(rsp);
     }

@@ -358,4 +358,42 @@ class IscsiSessionTest {
         assertEquals(0x80 | 1 << 2 | 3, done.flags());
         assertEquals("262144", done.keys().get("MaxRecvDataSegmentLength"));
     }
+
+    @Test
+    void longSendTargetsAnswerIsSplitAtTheInitiatorsSegmentLimit() throws Exception {
+        Map<String, Path> many = new java.util.HashMap<>();
+        for (int i = 0; i < 40; i++) {
+            many.put(String.format("iqn.2026-11.io.fastblock:volume-%02d", i), image);
+        }
+        try (IscsiServer big = new IscsiServer(GatewayConfig.fromArgs("--port=0"), new FileTargetCatalog(many, SIZE)).start();
+             TestInitiator d = new TestInitiator(big.port())) {
+            Pdu login = d.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:test-initiator",
+                    "SessionType", "Discovery", "MaxRecvDataSegmentLength", "512"), 1, 3, true);
+            assertEquals(0, login.u8(36));
+            ByteBuffer text = ByteBuffer.allocate(48);
+            text.put(0, (byte) 0x04).put(1, (byte) 0x80).putInt(16, 0x55).putInt(20, -1).putInt(24, d.cmdSN++);
+            d.send(text, TestInitiator.keys("SendTargets", "All"));
+            java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+            int pieces = 0;
+            while (true) {
+                Pdu r = d.recv();
+                pieces++;
+                assertTrue(r.data().length <= 512);
+                all.write(r.data());
+                if ((r.flags() & 0x80) != 0) {
+                    assertEquals(-1, r.i32(20));
+                    break;
+                }
+                assertEquals(0x40, r.flags(), "C=1 while more follows");
+                ByteBuffer more = ByteBuffer.allocate(48);
+                more.put(0, (byte) 0x04).put(1, (byte) 0x80).putInt(16, 0x55).putInt(20, r.i32(20)).putInt(24, d.cmdSN++);
+                d.send(more, new byte[0]);
+            }
+            assertTrue(pieces > 1);
+            String joined = all.toString(java.nio.charset.StandardCharsets.UTF_8);
+            assertEquals(40, joined.split("TargetName=", -1).length - 1);
+            assertTrue(joined.contains("TargetName=iqn.2026-11.io.fastblock:volume-39\0TargetAddress=127.0.0.1:"
+                    + big.port() + ",1\0"));
+        }
+    }
 }
