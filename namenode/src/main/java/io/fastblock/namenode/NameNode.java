@@ -159,7 +159,8 @@ public final class NameNode implements AutoCloseable {
         NameNode node;
         try {
             node = start(config);
-        } catch (Exception e) {
+        } catch (Exception | LinkageError e) {
+            // a missing class at start must end the process, not leave ZooKeeper's threads running
             System.err.println("namenode: could not start: " + e.getMessage());
             LOG.error("start failed", e);
             System.exit(1);
