@@ -100,13 +100,20 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
                     node, "storage client closed", null));
             return result;
         }
-        StorageConnection conn = connections.get(node);
-        if (conn == null) {
+        StorageConnection conn;
+        while (true) {
+            conn = connections.get(node);
+            if (conn != null && !conn.isDead()) {
+                break;
+            }
+            // None yet, or a dead one whose removal has not run yet: a new request deserves a new try.
             StorageConnection fresh = new StorageConnection(node, timeoutNanos);
-            conn = connections.putIfAbsent(node, fresh);
-            if (conn == null) {
+            boolean won = conn == null ? connections.putIfAbsent(node, fresh) == null
+                    : connections.replace(node, conn, fresh);
+            if (won) {
                 conn = fresh;
                 connect(fresh);
+                break;
             }
         }
         conn.send(message, result);

@@ -51,6 +51,12 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         return node;
     }
 
+    /** Failed to connect, or connected and since closed. */
+    boolean isDead() {
+        ChannelFuture cf = connectFuture;
+        return cf != null && cf.isDone() && (!cf.isSuccess() || !cf.channel().isActive());
+    }
+
     ChannelFuture connectFuture() {
         return connectFuture;
     }
