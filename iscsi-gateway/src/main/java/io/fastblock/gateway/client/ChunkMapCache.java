@@ -50,12 +50,20 @@ public final class ChunkMapCache {
                     (k, cur) -> cur != null && !expired(cur) ? cur : fresh);
             if (winner == fresh) {
                 source.lookupChunk(volumeName, index).whenComplete((loc, err) -> {
-                    if (err != null) {
+                    Entry entry = null;
+                    if (err == null) {
+                        try {
+                            entry = loc.allocated()
+                                    ? new Allocated(ChunkRoute.of(loc)) : new Unallocated(nanoClock.getAsLong());
+                        } catch (RuntimeException bad) {
+                            err = bad;
+                        }
+                    }
+                    if (entry == null) {
                         entries.remove(index, fresh);
                         fresh.completeExceptionally(err);
                     } else {
-                        fresh.complete(loc.allocated()
-                                ? new Allocated(ChunkRoute.of(loc)) : new Unallocated(nanoClock.getAsLong()));
+                        fresh.complete(entry);
                     }
                 });
             }

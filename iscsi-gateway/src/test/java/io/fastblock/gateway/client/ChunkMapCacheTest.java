@@ -97,4 +97,15 @@ class ChunkMapCacheTest {
         assertEquals(Optional.empty(), cache.lookup(0).get());
         assertEquals(2, cluster.lookups.get());
     }
+
+    @Test
+    void anAllocatedChunkWithoutMembersIsAnErrorNotAHang() {
+        ManualSource source = new ManualSource();
+        ChunkMapCache cache = new ChunkMapCache("v", source, Duration.ofSeconds(1));
+        CompletableFuture<Optional<ChunkRoute>> f = cache.lookup(2);
+        source.pending.complete(new ChunkLocation(2, true, new GroupInfo(1, 1, List.of())));
+        ExecutionException e = assertThrows(ExecutionException.class, () -> f.get());
+        assertTrue(e.getCause() instanceof IllegalArgumentException, e.toString());
+        assertEquals(0, cache.size(), "the failed answer is not kept");
+    }
 }

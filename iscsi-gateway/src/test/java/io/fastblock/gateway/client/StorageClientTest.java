@@ -228,4 +228,38 @@ class StorageClientTest {
             other.close();
         }
     }
+
+    @Test
+    void requestsRacingToAFreshNodeShareOneConnection() throws Exception {
+        server = new TestStorageServer((ch, msg) -> ch.writeAndFlush(StorageResponse.ok(msg.requestId(), msg.op())));
+        client = new StorageClient(Duration.ofSeconds(5), 2);
+        NodeAddress node = server.address();
+        int threads = 8;
+        List<CompletableFuture<StorageResponse>> all = new CopyOnWriteArrayList<>();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> senders = new java.util.ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < 50; i++) {
+                    all.add(client.ping(node));
+                }
+            });
+            th.start();
+            senders.add(th);
+        }
+        go.countDown();
+        for (Thread th : senders) {
+            th.join(5000);
+        }
+        assertEquals(threads * 50, all.size());
+        for (CompletableFuture<StorageResponse> f : all) {
+            assertTrue(f.get(5, TimeUnit.SECONDS).isOk());
+        }
+        assertEquals(1, server.clients.size(), "one connection despite the race");
+    }
 }
