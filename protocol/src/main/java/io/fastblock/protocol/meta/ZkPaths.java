@@ -8,6 +8,7 @@ package io.fastblock.protocol.meta;
  * /fastblock/nodes/{nodeId}              persistent  NodeRecord JSON (address, capacity)
  * /fastblock/live/{nodeId}               ephemeral   written by the storage server's own session
  * /fastblock/groups/{groupId}            persistent  GroupRecord JSON (chain order, chain version)
+ * /fastblock/groups/{groupId}/caught-up/{nodeId}  persistent  created by a joining node once caught up
  * /fastblock/volumes/{name}              persistent  VolumeRecord JSON
  * /fastblock/volumes/{name}/chunkmap/{b} persistent  ChunkMapBucket bytes: group id per chunk
  * /fastblock/counters/volume-id          persistent  next volume id (versioned CAS)
@@ -35,6 +36,11 @@ public final class ZkPaths {
 
     public static String group(int groupId) {
         return GROUPS + "/" + String.format("%010d", groupId);
+    }
+
+    /** Created by the joining node of a group once it holds everything the tail holds. */
+    public static String caughtUp(int groupId, String nodeId) {
+        return group(groupId) + "/caught-up/" + nodeId;
     }
 
     public static int groupIdOf(String childName) {
