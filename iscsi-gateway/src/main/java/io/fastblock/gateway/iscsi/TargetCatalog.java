@@ -19,4 +19,13 @@ public interface TargetCatalog {
      * cannot be reached.
      */
     CompletableFuture<Optional<BlockDevice>> open(String targetName, String initiatorName);
+
+    /**
+     * Whether {@code initiatorName} may log in to {@code targetName} and which CHAP credentials
+     * it must present. Asked before {@link #open} on every normal login and, for each discoverable
+     * target, by SendTargets. The default is open access without CHAP.
+     */
+    default CompletableFuture<TargetAccess> access(String targetName, String initiatorName) {
+        return CompletableFuture.completedFuture(TargetAccess.OPEN);
+    }
 }

@@ -1,6 +1,7 @@
 package io.fastblock.gateway.scsi;
 
 import io.netty.buffer.ByteBuf;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -34,6 +35,47 @@ public interface BlockDevice extends AutoCloseable {
 
     /** Barrier for every write completed before it. Writes are durable when acknowledged. */
     CompletableFuture<Void> flush();
+
+    /**
+     * True when the volume is thin provisioned: {@link #unmap} really returns space and
+     * {@link #lbaStatus} tells mapped from deallocated ranges. Only then does the SCSI layer
+     * advertise logical block provisioning (LBPME, VPD 0xB2, UNMAP, WRITE SAME with UNMAP).
+     */
+    default boolean thinProvisioned() {
+        return false;
+    }
+
+    /**
+     * Deallocates {@code length} bytes at {@code offset} (block-aligned); afterwards the range reads
+     * as zeros. Completes when the deallocation is durable like a write. Devices that are not thin
+     * provisioned fail with {@link DeviceException.Reason#UNSUPPORTED}.
+     */
+    default CompletableFuture<Void> unmap(long offset, long length) {
+        return CompletableFuture.failedFuture(
+                new DeviceException(DeviceException.Reason.UNSUPPORTED, "unmap not supported by " + name()));
+    }
+
+    /** A run of bytes that is either mapped (holds written data) or deallocated (reads as zeros). */
+    record Extent(long offset, long length, boolean mapped) {
+    }
+
+    /**
+     * Provisioning status from {@code offset} (block-aligned) on, for at most {@code length} bytes:
+     * consecutive extents, the first starting at {@code offset}, adjacent extents of the same kind
+     * merged. The device may describe less than {@code length} (at least one block). The default,
+     * for fully provisioned devices, reports everything as mapped.
+     */
+    default CompletableFuture<List<Extent>> lbaStatus(long offset, long length) {
+        return CompletableFuture.completedFuture(List.of(new Extent(offset, length, true)));
+    }
+
+    /**
+     * Registers {@code action}, run once when this open device can no longer serve I/O for good
+     * (the gateway lost the volume's lease, or the volume was deleted): the iSCSI layer then asks
+     * the sessions using it to log out. The default never calls it.
+     */
+    default void whenLost(Runnable action) {
+    }
 
     /** Releases resources held for this open volume (not the volume itself). */
     @Override

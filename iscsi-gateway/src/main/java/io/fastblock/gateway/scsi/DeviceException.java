@@ -14,7 +14,9 @@ public class DeviceException extends RuntimeException {
         /** This gateway no longer holds the volume's write lease (DATA PROTECT, WRITE PROTECTED). */
         FENCED,
         /** Offset or length outside the device (ILLEGAL REQUEST, LBA OUT OF RANGE). */
-        OUT_OF_RANGE
+        OUT_OF_RANGE,
+        /** The device does not implement the operation (e.g. unmap on a thick volume). */
+        UNSUPPORTED
     }
 
     private final Reason reason;

@@ -344,6 +344,7 @@ public final class ScsiCommandHandler {
             case UNAVAILABLE -> Sense.LUN_NOT_READY;
             case FENCED -> Sense.WRITE_PROTECTED;
             case OUT_OF_RANGE -> Sense.LBA_OUT_OF_RANGE;
+            case UNSUPPORTED -> Sense.INVALID_OPCODE;
         };
     }
 
