@@ -11,7 +11,13 @@ package io.fastblock.protocol.meta;
  * /fastblock/groups/{groupId}/caught-up/{nodeId}  persistent  created by a joining node once caught up
  * /fastblock/volumes/{name}              persistent  VolumeRecord JSON
  * /fastblock/volumes/{name}/chunkmap/{b} persistent  ChunkMapBucket bytes: group id per chunk
+ * /fastblock/volumes/{name}/exports/{i}  persistent  ExportRecord JSON; i = URL-encoded initiator IQN or "*"
  * /fastblock/counters/volume-id          persistent  next volume id (versioned CAS)
+ * /fastblock/client-ids/{clientId}       persistent  name of the volume created with this client id
+ * /fastblock/tenants/{name}              persistent  TenantRecord JSON (fair-share weight)
+ * /fastblock/leases/{volumeId}           persistent  LeaseRecord JSON: write lease holder, epoch, expiry
+ * /fastblock/node-admin/{nodeId}         persistent  NodeAdminRecord JSON: active / draining / decommissioned
+ * /fastblock/namenodes/leader/...        ephemeral   Curator LeaderLatch participants (id = the namenode's URL)
  * </pre>
  */
 public final class ZkPaths {
@@ -22,6 +28,11 @@ public final class ZkPaths {
     public static final String VOLUMES = ROOT + "/volumes";
     public static final String COUNTERS = ROOT + "/counters";
     public static final String VOLUME_ID_COUNTER = COUNTERS + "/volume-id";
+    public static final String CLIENT_IDS = ROOT + "/client-ids";
+    public static final String TENANTS = ROOT + "/tenants";
+    public static final String LEASES = ROOT + "/leases";
+    public static final String NODE_ADMIN = ROOT + "/node-admin";
+    public static final String NAMENODE_LEADER = ROOT + "/namenodes/leader";
 
     private ZkPaths() {
     }
@@ -57,5 +68,35 @@ public final class ZkPaths {
 
     public static String chunkMapBucket(String volumeName, long bucket) {
         return chunkMap(volumeName) + "/" + bucket;
+    }
+
+    public static String exports(String volumeName) {
+        return volume(volumeName) + "/exports";
+    }
+
+    /** The export of a volume to one initiator; the IQN is URL-encoded so any IQN is one znode name. */
+    public static String export(String volumeName, String initiator) {
+        return exports(volumeName) + "/" + java.net.URLEncoder.encode(initiator, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    public static String initiatorOf(String exportChildName) {
+        return java.net.URLDecoder.decode(exportChildName, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    public static String clientId(String clientId) {
+        return CLIENT_IDS + "/" + java.net.URLEncoder.encode(clientId, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    public static String tenant(String name) {
+        return TENANTS + "/" + name;
+    }
+
+    /** The write lease of a volume, by the numeric id storage servers see in requests. */
+    public static String lease(long volumeId) {
+        return LEASES + "/" + volumeId;
+    }
+
+    public static String nodeAdmin(String nodeId) {
+        return NODE_ADMIN + "/" + nodeId;
     }
 }
