@@ -6,11 +6,11 @@ import io.netty.buffer.ByteBufAllocator;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import io.fastblock.storage.io.FileIo;
+import io.fastblock.storage.io.FileIoFactory;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -30,13 +30,20 @@ public final class ChunkStore implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkStore.class);
 
     private final Path root;
-    private final ConcurrentHashMap<ChunkId, FileChannel> open = new ConcurrentHashMap<>();
+    private final FileIoFactory files;
+    private final ConcurrentHashMap<ChunkId, FileIo> open = new ConcurrentHashMap<>();
     /** Single-threaded stripes: all work on one chunk runs in submission order, so replicas apply overlapping writes in chain order. */
     private final ExecutorService[] stripes;
     private volatile boolean closed;
 
     public ChunkStore(Path dataDir, int ioThreads) throws IOException {
+        this(dataDir, ioThreads, FileIoFactory.real());
+    }
+
+    /** A store whose files are opened through {@code files} (a fault-injecting factory in power-loss tests). */
+    public ChunkStore(Path dataDir, int ioThreads, FileIoFactory files) throws IOException {
         this.root = dataDir.resolve("chunks");
+        this.files = files;
         Files.createDirectories(root);
         AtomicInteger n = new AtomicInteger();
         this.stripes = new ExecutorService[ioThreads];
@@ -88,7 +95,7 @@ public final class ChunkStore implements Closeable {
 
     /** Synchronous write on the calling thread; does not release {@code data}. */
     public void write(ChunkId chunk, long offset, ByteBuf data) throws IOException {
-        FileChannel ch = channel(chunk, true);
+        FileIo ch = channel(chunk, true);
         long pos = offset;
         for (ByteBuffer b : data.nioBuffers(data.readerIndex(), data.readableBytes())) {
             while (b.hasRemaining()) {
@@ -101,7 +108,7 @@ public final class ChunkStore implements Closeable {
     public ByteBuf read(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
         ByteBuf out = alloc.directBuffer(length, length);
         try {
-            FileChannel ch = channel(chunk, false);
+            FileIo ch = channel(chunk, false);
             int filled = 0;
             if (ch != null) {
                 ByteBuffer target = out.nioBuffer(0, length);
@@ -123,11 +130,11 @@ public final class ChunkStore implements Closeable {
         }
     }
 
-    private FileChannel channel(ChunkId chunk, boolean create) throws IOException {
+    private FileIo channel(ChunkId chunk, boolean create) throws IOException {
         if (closed) {
             throw new IOException("chunk store is closed");
         }
-        FileChannel ch = open.get(chunk);
+        FileIo ch = open.get(chunk);
         if (ch != null) {
             return ch;
         }
@@ -139,7 +146,7 @@ public final class ChunkStore implements Closeable {
             return open.computeIfAbsent(chunk, c -> {
                 try {
                     Files.createDirectories(file.getParent());
-                    return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+                    return files.open(file, true);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -174,7 +181,7 @@ public final class ChunkStore implements Closeable {
         }
         flushAll();
         closed = true;
-        for (FileChannel ch : open.values()) {
+        for (FileIo ch : open.values()) {
             try {
                 ch.close();
             } catch (IOException ignored) {

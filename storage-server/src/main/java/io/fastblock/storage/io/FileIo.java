@@ -1,0 +1,56 @@
+package io.fastblock.storage.io;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+/**
+ * One open file as the stores see it: positional reads and writes, {@link #force}, size and
+ * truncate. Every store goes through this interface rather than {@code FileChannel} so tests can
+ * put a fault-injecting layer underneath (power loss drops what was not forced, a torn write
+ * keeps only some sectors of the last write) and check what survives.
+ *
+ * <p>What a caller may rely on: a write is visible to reads of this process at once; it
+ * survives a process crash; it survives a power loss only once {@link #force} returned after it.
+ * A new file's name survives a power loss only once its directory was synced with
+ * {@link FileIoFactory#syncDirectory}.
+ */
+public interface FileIo extends Closeable {
+    Path path();
+
+    /** Reads into {@code dst} from {@code position}; returns the bytes read, or -1 at the end of the file. */
+    int read(ByteBuffer dst, long position) throws IOException;
+
+    /** Writes from {@code src} at {@code position}; returns the bytes written (possibly fewer than remain). */
+    int write(ByteBuffer src, long position) throws IOException;
+
+    /** Makes every write so far durable; {@code metadata} also forces the file's size and times. */
+    void force(boolean metadata) throws IOException;
+
+    long size() throws IOException;
+
+    /** Cuts the file to {@code size} bytes (no-op if it is already that short). */
+    void truncate(long size) throws IOException;
+
+    /** Fills {@code dst} from {@code position}; returns false if the file ends first (dst then holds what was there). */
+    default boolean readFully(ByteBuffer dst, long position) throws IOException {
+        long at = position;
+        while (dst.hasRemaining()) {
+            int r = read(dst, at);
+            if (r < 0) {
+                return false;
+            }
+            at += r;
+        }
+        return true;
+    }
+
+    /** Writes all of {@code src} at {@code position}. */
+    default void writeFully(ByteBuffer src, long position) throws IOException {
+        long at = position;
+        while (src.hasRemaining()) {
+            at += write(src, at);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package io.fastblock.storage.io;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/** {@link FileIo} on a {@link FileChannel}: what production runs. */
+public final class RealFileIo implements FileIo {
+    static final FileIoFactory FACTORY = new FileIoFactory() {
+        @Override
+        public FileIo open(Path file, boolean create) throws IOException {
+            FileChannel ch = create
+                    ? FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)
+                    : FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            return new RealFileIo(file, ch);
+        }
+
+        @Override
+        public void syncDirectory(Path dir) throws IOException {
+            // Opening a directory read-only and forcing it is how Linux fsyncs a directory from Java.
+            try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+                d.force(true);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "real files";
+        }
+    };
+
+    private final Path path;
+    private final FileChannel channel;
+
+    private RealFileIo(Path path, FileChannel channel) {
+        this.path = path;
+        this.channel = channel;
+    }
+
+    @Override
+    public Path path() {
+        return path;
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long position) throws IOException {
+        return channel.read(dst, position);
+    }
+
+    @Override
+    public int write(ByteBuffer src, long position) throws IOException {
+        return channel.write(src, position);
+    }
+
+    @Override
+    public void force(boolean metadata) throws IOException {
+        channel.force(metadata);
+    }
+
+    @Override
+    public long size() throws IOException {
+        return channel.size();
+    }
+
+    @Override
+    public void truncate(long size) throws IOException {
+        channel.truncate(size);
+    }
+
+    @Override
+    public void close() throws IOException {
+        channel.close();
+    }
+
+    @Override
+    public String toString() {
+        return path.toString();
+    }
+}
