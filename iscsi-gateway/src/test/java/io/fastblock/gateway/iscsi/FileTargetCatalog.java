@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /** A test catalog: one IQN per file, each open() opening a fresh {@link FileBlockDevice}. */
@@ -16,6 +17,10 @@ public final class FileTargetCatalog implements TargetCatalog {
     private final Map<String, Path> targets;
     private final long size;
     public final List<FileBlockDevice> opened = new CopyOnWriteArrayList<>();
+    /** Access rules by target name (absent: open); change between logins as a test needs. */
+    public final Map<String, TargetAccess> rules = new ConcurrentHashMap<>();
+    /** Whether opened devices are thin provisioned (unmap punches holes). */
+    public volatile boolean thin;
 
     public FileTargetCatalog(Map<String, Path> targets, long size) {
         this.targets = targets;
@@ -25,6 +30,11 @@ public final class FileTargetCatalog implements TargetCatalog {
     @Override
     public CompletableFuture<List<String>> targetNames(String initiatorName) {
         return CompletableFuture.completedFuture(targets.keySet().stream().sorted().toList());
+    }
+
+    @Override
+    public CompletableFuture<TargetAccess> access(String targetName, String initiatorName) {
+        return CompletableFuture.completedFuture(rules.getOrDefault(targetName, TargetAccess.OPEN));
     }
 
     @Override

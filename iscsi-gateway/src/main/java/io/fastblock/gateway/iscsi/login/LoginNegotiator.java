@@ -3,7 +3,10 @@ package io.fastblock.gateway.iscsi.login;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.scsi.BlockDevice;
 import java.util.AbstractMap.SimpleImmutableEntry;
+import io.fastblock.gateway.iscsi.TargetAccess;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +41,9 @@ public final class LoginNegotiator {
     private long isid;
     private int tsih;
     private BlockDevice device;
+    /** Set when the target's access rule asks for CHAP. */
+    private ChapAuthenticator chap;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     /**
      * @param closeSession what to run when a later login reinstates this session (closes the
@@ -54,7 +60,7 @@ public final class LoginNegotiator {
             return done(LoginReply.failure(LoginStatus.UNSUPPORTED_VERSION, req.csg()));
         }
         if (!first) {
-            return done(step(req));
+            return afterStep(req);
         }
         first = false;
         initiatorName = req.keys().get("InitiatorName");
@@ -73,11 +79,44 @@ public final class LoginNegotiator {
                     ? LoginStatus.TOO_MANY_CONNECTIONS : LoginStatus.SESSION_DOES_NOT_EXIST, req.csg()));
         }
         if (discovery) {
-            return done(step(req));
+            // Discovery reveals only names the catalog lets this initiator see; no secret to check.
+            return afterStep(req);
         }
         targetName = req.keys().get("TargetName");
         if (targetName == null || targetName.isEmpty()) {
             return done(LoginReply.failure(LoginStatus.MISSING_PARAMETER, req.csg()));
+        }
+        CompletableFuture<TargetAccess> rule;
+        try {
+            rule = catalog.access(targetName, initiatorName);
+        } catch (RuntimeException e) {
+            rule = CompletableFuture.failedFuture(e);
+        }
+        return rule.handle((acc, err) -> {
+            if (err != null) {
+                LOG.warn("access rule for {} failed: {}", targetName, err.toString());
+                return LoginReply.failure(LoginStatus.SERVICE_UNAVAILABLE, req.csg());
+            }
+            if (!acc.allowed()) {
+                LOG.info("login of {} to {} refused: not exported to it", initiatorName, targetName);
+                return LoginReply.failure(LoginStatus.AUTHORIZATION_FAILURE, req.csg());
+            }
+            if (acc.chap() != null) {
+                chap = new ChapAuthenticator(acc.chap(), RANDOM);
+            }
+            return null;
+        }).thenCompose(refused -> refused != null ? done(refused) : afterStep(req));
+    }
+
+    /**
+     * Runs one negotiation step, then opens the device once the initiator is authenticated (never
+     * for an unauthenticated one: opening takes the volume's lease) and registers the session
+     * when the step enters the full feature phase.
+     */
+    private CompletableFuture<LoginReply> afterStep(LoginRequest req) {
+        LoginReply reply = step(req);
+        if (reply.failed() || discovery || device != null || !authenticated()) {
+            return done(register(reply));
         }
         CompletableFuture<Optional<BlockDevice>> opening;
         try {
@@ -94,8 +133,21 @@ public final class LoginNegotiator {
                 return LoginReply.failure(LoginStatus.TARGET_NOT_FOUND, req.csg());
             }
             device = dev.get();
-            return step(req);
+            return register(reply);
         });
+    }
+
+    private boolean authenticated() {
+        return chap == null || chap.done();
+    }
+
+    private LoginReply register(LoginReply reply) {
+        if (!reply.fullFeature()) {
+            return reply;
+        }
+        tsih = registry.register(new SessionRegistry.Identity(initiatorName, isid,
+                discovery ? "" : targetName), closeSession);
+        return new LoginReply(reply.status(), reply.transit(), reply.csg(), reply.nsg(), tsih, reply.keys(), true);
     }
 
     private static CompletableFuture<LoginReply> done(LoginReply r) {
@@ -107,8 +159,14 @@ public final class LoginNegotiator {
         if (csg == 2 || csg == FULL_FEATURE || csg < stage || (req.transit() && (req.nsg() == 2 || req.nsg() <= csg))) {
             return LoginReply.failure(LoginStatus.INVALID_DURING_LOGIN, csg);
         }
+        if (csg != SECURITY && !authenticated()) {
+            LOG.info("login of {} to {}: CHAP required, operational stage reached without it", initiatorName,
+                    targetName);
+            return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg);
+        }
         stage = csg;
         List<Map.Entry<String, String>> out = new ArrayList<>();
+        Map<String, String> chapKeys = new HashMap<>();
         for (Map.Entry<String, String> e : req.keys().entrySet()) {
             String key = e.getKey();
             if (key.equals("AuthMethod")) {
@@ -116,18 +174,45 @@ public final class LoginNegotiator {
                     out.add(new SimpleImmutableEntry<>(key, KeyNegotiation.IRRELEVANT));
                     continue;
                 }
-                if (!List.of(e.getValue().split(",")).contains("None")) {
-                    return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg); // CHAP not yet
+                List<String> offered = List.of(e.getValue().split(","));
+                String pick = chap != null ? (offered.contains("CHAP") ? "CHAP" : null)
+                        : (offered.contains("None") ? "None" : null);
+                if (pick == null) {
+                    LOG.info("login of {} to {}: AuthMethod {} offered, {} required", initiatorName, targetName,
+                            e.getValue(), chap != null ? "CHAP" : "None");
+                    return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg);
                 }
-                out.add(new SimpleImmutableEntry<>(key, "None"));
+                out.add(new SimpleImmutableEntry<>(key, pick));
                 continue;
             }
             if (key.startsWith("CHAP_")) {
-                return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg);
+                if (chap == null || csg != SECURITY) {
+                    return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg);
+                }
+                chapKeys.put(key, e.getValue());
+                continue;
             }
             Map.Entry<String, String> a = KeyNegotiation.answer(key, e.getValue(), params);
             if (a != null) {
                 out.add(a);
+            }
+        }
+        if (!chapKeys.isEmpty()) {
+            try {
+                if (chapKeys.containsKey("CHAP_A")) {
+                    if (chapKeys.size() != 1) {
+                        throw new ChapAuthenticator.ChapFailure("CHAP_A mixed with other CHAP keys");
+                    }
+                    out.addAll(chap.offerChallenge(chapKeys.get("CHAP_A")));
+                } else {
+                    out.addAll(chap.verify(chapKeys.get("CHAP_N"), chapKeys.get("CHAP_R"), chapKeys.get("CHAP_I"),
+                            chapKeys.get("CHAP_C")));
+                    LOG.info("CHAP: {} authenticated for {}{}", initiatorName, targetName,
+                            chapKeys.containsKey("CHAP_C") ? " (mutual)" : "");
+                }
+            } catch (ChapAuthenticator.ChapFailure f) {
+                LOG.info("CHAP login of {} to {} failed: {}", initiatorName, targetName, f.getMessage());
+                return LoginReply.failure(LoginStatus.AUTHENTICATION_FAILURE, csg);
             }
         }
         if (params.firstBurstLength > params.maxBurstLength) {
@@ -150,17 +235,14 @@ public final class LoginNegotiator {
             }
         }
         // The initiator continues its text in the next PDU: we answer empty-handed and wait (C=1).
-        boolean transit = req.transit() && !req.cont();
+        // Until CHAP is through, the target holds the initiator in the security stage (T=0).
+        boolean transit = req.transit() && !req.cont() && authenticated();
         int nsg = transit ? req.nsg() : 0;
         boolean full = transit && nsg == FULL_FEATURE;
-        if (full) {
-            tsih = registry.register(new SessionRegistry.Identity(initiatorName, isid,
-                    discovery ? "" : targetName), closeSession);
-        }
         if (transit) {
             stage = nsg;
         }
-        return new LoginReply(LoginStatus.SUCCESS, transit, csg, nsg, tsih, out, full);
+        return new LoginReply(LoginStatus.SUCCESS, transit, csg, nsg, 0, out, full);
     }
 
     private static void replace(List<Map.Entry<String, String>> out, String key, String value) {

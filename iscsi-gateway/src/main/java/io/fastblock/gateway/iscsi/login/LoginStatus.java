@@ -8,6 +8,7 @@ public final class LoginStatus {
     public static final int SUCCESS = 0x0000;
     public static final int INITIATOR_ERROR = 0x0200;
     public static final int AUTHENTICATION_FAILURE = 0x0201;
+    public static final int AUTHORIZATION_FAILURE = 0x0202;
     public static final int TARGET_NOT_FOUND = 0x0203;
     public static final int UNSUPPORTED_VERSION = 0x0205;
     public static final int TOO_MANY_CONNECTIONS = 0x0206;

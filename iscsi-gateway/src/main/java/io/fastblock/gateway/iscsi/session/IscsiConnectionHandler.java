@@ -1,5 +1,6 @@
 package io.fastblock.gateway.iscsi.session;
 
+import io.fastblock.gateway.iscsi.TargetAccess;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.iscsi.login.LoginNegotiator;
 import io.fastblock.gateway.iscsi.login.LoginReply;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One iSCSI connection (= one session, MaxConnections=1): login phase through
@@ -378,7 +380,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (sendTargets.equals("All") || (scsi == null && sendTargets.isEmpty())) {
-            catalog.targetNames(login.initiatorName()).whenCompleteAsync((names, err) -> {
+            visibleTargets(login.initiatorName()).whenCompleteAsync((names, err) -> {
                 if (closed) {
                     return;
                 }
@@ -405,6 +407,25 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             out.add(new SimpleImmutableEntry<>("TargetAddress", portalAddress + "," + LoginNegotiator.PORTAL_GROUP_TAG));
         }
         sendText(itt, lun, out);
+    }
+
+    /** The catalog's targets for this initiator, less those whose access rule refuses it. */
+    private CompletableFuture<List<String>> visibleTargets(String initiator) {
+        return catalog.targetNames(initiator).thenCompose(names -> {
+            List<CompletableFuture<Boolean>> rules = new ArrayList<>();
+            for (String n : names) {
+                rules.add(catalog.access(n, initiator).thenApply(TargetAccess::allowed));
+            }
+            return CompletableFuture.allOf(rules.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                List<String> visible = new ArrayList<>();
+                for (int i = 0; i < names.size(); i++) {
+                    if (rules.get(i).join()) {
+                        visible.add(names.get(i));
+                    }
+                }
+                return visible;
+            });
+        });
     }
 
     private void sendText(int itt, long lun, List<Map.Entry<String, String>> keys) {

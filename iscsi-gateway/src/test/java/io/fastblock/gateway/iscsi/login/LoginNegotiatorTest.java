@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fastblock.gateway.iscsi.TargetAccess;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.scsi.BlockDevice;
 import io.fastblock.gateway.scsi.DeviceException;
@@ -33,6 +34,8 @@ class LoginNegotiatorTest {
     BlockDevice device;
     SessionRegistry registry = new SessionRegistry();
     boolean catalogDown;
+    TargetAccess access = TargetAccess.OPEN;
+    int opens;
 
     final TargetCatalog catalog = new TargetCatalog() {
         @Override
@@ -41,7 +44,13 @@ class LoginNegotiatorTest {
         }
 
         @Override
+        public CompletableFuture<TargetAccess> access(String targetName, String initiatorName) {
+            return CompletableFuture.completedFuture(access);
+        }
+
+        @Override
         public CompletableFuture<Optional<BlockDevice>> open(String targetName, String initiatorName) {
+            opens++;
             if (catalogDown) {
                 return CompletableFuture.failedFuture(
                         new DeviceException(DeviceException.Reason.UNAVAILABLE, "namenode down"));
@@ -249,5 +258,49 @@ class LoginNegotiatorTest {
         LoginRequest add = new LoginRequest(true, false, 0, 1, 0, 0, 1, tsihB, 1, 1, 1, 0,
                 keys("InitiatorName", INITIATOR, "TargetName", TARGET));
         assertEquals(0x0206, negotiator().process(add).join().status());
+    }
+
+    @Test
+    void chapLoginHoldsTheSecurityStageUntilTheResponseIsRight() throws Exception {
+        access = TargetAccess.chap(TargetAccess.Chap.oneWay("alice", "alice-secret-12"));
+        LoginNegotiator n = negotiator();
+        LoginReply r1 = first(n, 0, 1, "AuthMethod", "CHAP,None");
+        assertEquals("CHAP", answers(r1).get("AuthMethod"));
+        assertFalse(r1.transit(), "no transit before authentication");
+        assertEquals(0, opens, "the device is not opened for an unauthenticated initiator");
+        LoginReply r2 = n.process(req(0, 1, false, keys("CHAP_A", "5"))).join();
+        Map<String, String> c = answers(r2);
+        byte[] challenge = java.util.HexFormat.of().parseHex(c.get("CHAP_C").substring(2));
+        byte[] resp = ChapAuthenticatorTest.response("MD5", Integer.parseInt(c.get("CHAP_I")), "alice-secret-12",
+                challenge);
+        LoginReply r3 = n.process(req(0, 1, true, keys("CHAP_N", "alice", "CHAP_R",
+                ChapAuthenticatorTest.hex(resp)))).join();
+        assertFalse(r3.failed());
+        assertTrue(r3.transit());
+        assertEquals(1, opens);
+        LoginReply op = n.process(req(1, 3, true, keys("MaxRecvDataSegmentLength", "65536"))).join();
+        assertTrue(op.fullFeature());
+        assertSame(device, n.device());
+    }
+
+    @Test
+    void chapRequiredRefusesWrongResponseNoneAndSkippingSecurity() {
+        access = TargetAccess.chap(TargetAccess.Chap.oneWay("alice", "alice-secret-12"));
+        assertEquals(0x0201, first(negotiator(), 0, 1, "AuthMethod", "None").status());
+        assertEquals(0x0201, first(negotiator(), 1, 3, "MaxRecvDataSegmentLength", "65536").status());
+        LoginNegotiator n = negotiator();
+        first(n, 0, 1, "AuthMethod", "CHAP,None");
+        n.process(req(0, 1, false, keys("CHAP_A", "5"))).join();
+        LoginReply bad = n.process(req(0, 1, true, keys("CHAP_N", "alice", "CHAP_R",
+                "0x00112233445566778899aabbccddeeff"))).join();
+        assertEquals(0x0201, bad.status());
+        assertEquals(0, opens);
+    }
+
+    @Test
+    void targetNotExportedToTheInitiatorIsAuthorizationFailure() {
+        access = TargetAccess.DENIED;
+        assertEquals(0x0202, first(negotiator(), 0, 1, "AuthMethod", "None").status());
+        assertEquals(0, opens);
     }
 }
