@@ -4,7 +4,11 @@ package io.fastblock.protocol;
 public enum OpCode {
     PING(1),
     WRITE(2),
-    READ(3);
+    READ(3),
+    /** A joining replica asks the tail which chunks of a group it holds (and how long they are). */
+    CHUNK_LIST(4),
+    /** A joining replica copies a range of a chunk from the tail's copy, outside the lease fence. */
+    COPY_READ(5);
 
     public static final int RESPONSE_BIT = 0x80;
 

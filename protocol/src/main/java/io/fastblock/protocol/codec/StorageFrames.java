@@ -2,6 +2,8 @@ package io.fastblock.protocol.codec;
 
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.ChunkListRequest;
+import io.fastblock.protocol.CopyReadRequest;
 import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.PingRequest;
 import io.fastblock.protocol.ProtocolException;
@@ -27,6 +29,8 @@ import java.nio.charset.StandardCharsets;
  *            offset:int64 sequence:int64 length:int32 data[length]
  * READ     = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
  *            offset:int64 length:int32
+ * CHUNK_LIST = groupId:int32 chainVersion:int64 leaseEpoch:int64      (answer data: ChunkListing)
+ * COPY_READ  = same layout as READ                                     (answer data: the bytes)
  * response = status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
  * </pre>
  * All integers are big-endian. Data is never copied: encoding composes the header with the
@@ -41,7 +45,8 @@ public final class StorageFrames {
     public static final int MAX_DATA = 16 * 1024 * 1024;
     public static final int MAX_FRAME = MAX_DATA + 1024;
 
-    private static final int CHAIN_AND_CHUNK = 4 + 8 + 8 + 8 + 8;
+    private static final int CHAIN = 4 + 8 + 8;
+    private static final int CHAIN_AND_CHUNK = CHAIN + 8 + 8;
 
     private StorageFrames() {
     }
@@ -66,6 +71,12 @@ public final class StorageFrames {
             writeChainAndChunk(header, r.chain(), r.chunk());
             header.writeLong(r.offset());
             header.writeInt(r.length());
+        } else if (message instanceof CopyReadRequest r) {
+            writeChainAndChunk(header, r.chain(), r.chunk());
+            header.writeLong(r.offset());
+            header.writeInt(r.length());
+        } else if (message instanceof ChunkListRequest l) {
+            writeChain(header, l.chain());
         } else if (message instanceof StorageResponse s) {
             header.writeByte(s.status().code());
             byte[] text = truncate(s.message().getBytes(StandardCharsets.UTF_8));
@@ -125,7 +136,8 @@ public final class StorageFrames {
                     ByteBuf data = readData(frame);
                     return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data);
                 }
-                case READ: {
+                case READ:
+                case COPY_READ: {
                     ChainAddress chain = readChain(frame);
                     ChunkId chunk = readChunk(frame);
                     long offset = readOffset(frame);
@@ -133,7 +145,15 @@ public final class StorageFrames {
                     if (len < 0 || len > MAX_DATA) {
                         throw new ProtocolException("read length " + len + " outside 0.." + MAX_DATA);
                     }
-                    return new ReadRequest(requestId, chain, chunk, offset, len);
+                    expectEnd(frame, op);
+                    return op == OpCode.READ ? new ReadRequest(requestId, chain, chunk, offset, len)
+                            : new CopyReadRequest(requestId, chain, chunk, offset, len);
+                }
+                case CHUNK_LIST: {
+                    if (frame.readableBytes() != CHAIN) {
+                        throw new ProtocolException("CHUNK_LIST body of " + frame.readableBytes() + " bytes, expected " + CHAIN);
+                    }
+                    return new ChunkListRequest(requestId, new ChainAddress(frame.readInt(), frame.readLong(), frame.readLong()));
                 }
                 default:
                     throw new ProtocolException("unexpected op " + op);
@@ -155,10 +175,21 @@ public final class StorageFrames {
         return Unpooled.EMPTY_BUFFER;
     }
 
-    private static void writeChainAndChunk(ByteBuf out, ChainAddress chain, ChunkId chunk) {
+    private static void writeChain(ByteBuf out, ChainAddress chain) {
         out.writeInt(chain.groupId());
         out.writeLong(chain.chainVersion());
         out.writeLong(chain.leaseEpoch());
+    }
+
+    /** Ops added after version 1's first three insist on an exact body, so garbage after it is caught. */
+    private static void expectEnd(ByteBuf frame, OpCode op) {
+        if (op != OpCode.READ && frame.isReadable()) {
+            throw new ProtocolException(frame.readableBytes() + " unexpected bytes after the " + op + " body");
+        }
+    }
+
+    private static void writeChainAndChunk(ByteBuf out, ChainAddress chain, ChunkId chunk) {
+        writeChain(out, chain);
         out.writeLong(chunk.volumeId());
         out.writeLong(chunk.index());
     }
