@@ -7,6 +7,7 @@ import io.fastblock.gateway.iscsi.pdu.IscsiPduDecoder;
 import io.fastblock.gateway.iscsi.pdu.IscsiPduEncoder;
 import io.fastblock.gateway.iscsi.session.IscsiConnectionHandler;
 import io.fastblock.gateway.iscsi.session.LogicalUnits;
+import io.fastblock.gateway.iscsi.session.Portal;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
@@ -34,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 public final class IscsiServer implements AutoCloseable {
     private final GatewayConfig config;
     private final TargetCatalog catalog;
+    private final IscsiSettings settings;
+    private Portal portal;
     private final SessionRegistry registry = new SessionRegistry();
     private final LogicalUnits units = new LogicalUnits();
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
@@ -43,8 +46,13 @@ public final class IscsiServer implements AutoCloseable {
     private int port = -1;
 
     public IscsiServer(GatewayConfig config, TargetCatalog catalog) {
+        this(config, catalog, IscsiSettings.DEFAULTS);
+    }
+
+    public IscsiServer(GatewayConfig config, TargetCatalog catalog, IscsiSettings settings) {
         this.config = config;
         this.catalog = catalog;
+        this.settings = settings;
     }
 
     /** Binds the portal; returns once it accepts connections. */
@@ -57,7 +65,8 @@ public final class IscsiServer implements AutoCloseable {
         workerGroup = epoll ? new EpollEventLoopGroup() : new NioEventLoopGroup();
         Class<? extends ServerSocketChannel> channelClass = epoll ? EpollServerSocketChannel.class
                 : NioServerSocketChannel.class;
-        String[] portal = new String[1];
+        String[] address = new String[1];
+        portal = new Portal(catalog, registry, units, () -> address[0], config.queueDepth(), settings);
         ServerBootstrap b = new ServerBootstrap()
                 .group(bossGroup, workerGroup)
                 .channel(channelClass)
@@ -72,13 +81,12 @@ public final class IscsiServer implements AutoCloseable {
                         ch.pipeline().addLast("decoder",
                                 new IscsiPduDecoder(SessionParams.OUR_MAX_RECV_DATA_SEGMENT_LENGTH));
                         ch.pipeline().addLast("encoder", new IscsiPduEncoder());
-                        ch.pipeline().addLast("iscsi", new IscsiConnectionHandler(catalog, registry, units,
-                                portal[0], config.queueDepth()));
+                        ch.pipeline().addLast("iscsi", new IscsiConnectionHandler(portal));
                     }
                 });
         serverChannel = b.bind(config.listenHost(), config.iscsiPort()).sync().channel();
         port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
-        portal[0] = advertisedPortal(config.portalAddress(), config.listenHost(), port);
+        address[0] = advertisedPortal(config.portalAddress(), config.listenHost(), port);
         return this;
     }
 
@@ -104,6 +112,11 @@ public final class IscsiServer implements AutoCloseable {
     /** Sessions currently logged in (normal and discovery). */
     public int sessionCount() {
         return registry.size();
+    }
+
+    /** Sessions that negotiated CRC32C header digests since start. */
+    public int headerDigestSessions() {
+        return portal.headerDigestSessions();
     }
 
     /** Targets with an open device. */

@@ -29,6 +29,9 @@ public record Sense(int key, int asc, int ascq) {
     /** iSCSI: the initiator sent an amount of data the command did not allow. */
     public static final Sense INCORRECT_DATA_AMOUNT = new Sense(ABORTED_COMMAND, 0x0C, 0x0D);
 
+    /** iSCSI: a data digest (CRC32C) error on data-out; the command was not executed. */
+    public static final Sense PROTOCOL_CRC_ERROR = new Sense(ABORTED_COMMAND, 0x47, 0x05);
+
     public static final int FIXED_LENGTH = 18;
 
     /** Fixed-format (0x70) sense data, 18 bytes. */

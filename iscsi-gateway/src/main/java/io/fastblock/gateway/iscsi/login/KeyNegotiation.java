@@ -32,13 +32,13 @@ public final class KeyNegotiation {
         try {
             result = switch (key) {
                 case "HeaderDigest" -> {
-                    String r = digest(value);
-                    p.headerDigest = false;
+                    String r = digest(value, p.discovery);
+                    p.headerDigest = r.equals("CRC32C");
                     yield r;
                 }
                 case "DataDigest" -> {
-                    String r = digest(value);
-                    p.dataDigest = false;
+                    String r = digest(value, p.discovery);
+                    p.dataDigest = r.equals("CRC32C");
                     yield r;
                 }
                 case "MaxConnections" -> {
@@ -113,13 +113,17 @@ public final class KeyNegotiation {
         return new SimpleImmutableEntry<>(key, result);
     }
 
-    private static String digest(String offer) {
+    /**
+     * The initiator's first choice we support. Discovery sessions never get CRC32C: some
+     * initiators fail discovery with it (libiscsi issue 239) and it protects nothing of value there.
+     */
+    private static String digest(String offer, boolean discovery) {
         for (String v : offer.split(",")) {
-            if (v.equals("None")) {
-                return "None";
+            if (v.equals("None") || (v.equals("CRC32C") && !discovery)) {
+                return v;
             }
         }
-        return REJECT; // CRC32C only: not supported yet
+        return REJECT;
     }
 
     private static boolean bool(String v) {

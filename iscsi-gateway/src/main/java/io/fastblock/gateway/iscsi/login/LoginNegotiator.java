@@ -72,6 +72,7 @@ public final class LoginNegotiator {
             return done(LoginReply.failure(LoginStatus.SESSION_TYPE_NOT_SUPPORTED, req.csg()));
         }
         discovery = sessionType.equals("Discovery");
+        params.discovery = discovery;
         isid = req.isid();
         if (req.tsih() != 0) {
             // MaxConnections=1: a known TSIH would be a second connection, an unknown one a stale session.

@@ -11,6 +11,8 @@ public final class SessionParams {
     public static final int OUR_MAX_BURST_LENGTH = 1048576;
     public static final int OUR_MAX_OUTSTANDING_R2T = 4;
 
+    /** Set by the login before keys are negotiated: discovery sessions never use digests. */
+    public boolean discovery;
     public boolean headerDigest;
     public boolean dataDigest;
     public int maxConnections = 1;

@@ -19,6 +19,7 @@ public final class IscsiPdu extends AbstractReferenceCounted {
     private final ByteBuf bhs;
     private final ByteBuf ahs;
     private ByteBuf data;
+    private boolean dataDigestError;
 
     public IscsiPdu(ByteBuf bhs, ByteBuf ahs, ByteBuf data) {
         if (bhs.readableBytes() != BHS_LENGTH) {
@@ -61,6 +62,15 @@ public final class IscsiPdu extends AbstractReferenceCounted {
         data = newData;
         bhs.setMedium(5, len);
         return this;
+    }
+
+    /** True when the data segment arrived with a wrong CRC32C (the header was good). */
+    public boolean dataDigestError() {
+        return dataDigestError;
+    }
+
+    public void dataDigestError(boolean bad) {
+        this.dataDigestError = bad;
     }
 
     public int opcode() {

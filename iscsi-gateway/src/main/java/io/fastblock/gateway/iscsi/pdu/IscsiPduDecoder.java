@@ -24,7 +24,7 @@ public final class IscsiPduDecoder extends ByteToMessageDecoder {
         this.maxDataSegmentLength = maxDataSegmentLength;
     }
 
-    /** Digest lengths to skip once negotiated (only None is negotiated today). */
+    /** Turns CRC32C digests on after the login phase (never on Login PDUs). */
     public void digests(boolean header, boolean data) {
         this.headerDigest = header;
         this.dataDigest = data;
@@ -70,11 +70,25 @@ public final class IscsiPduDecoder extends ByteToMessageDecoder {
         if (in.readableBytes() < total) {
             return null;
         }
+        if (headerDigest) {
+            int want = in.getInt(start + IscsiPdu.BHS_LENGTH + ahsLen);
+            if (Crc32c.of(in, start, IscsiPdu.BHS_LENGTH + ahsLen, 0) != want) {
+                // The header cannot be trusted, so neither can the framing of what follows.
+                throw new IscsiProtocolException(String.format("header digest error (opcode 0x%02x)", op));
+            }
+        }
+        boolean badData = false;
+        if (dd > 0) {
+            int dataStart = start + IscsiPdu.BHS_LENGTH + ahsLen + hd;
+            badData = Crc32c.of(in, dataStart, padded, 0) != in.getInt(dataStart + padded);
+        }
         ByteBuf bhs = in.readRetainedSlice(IscsiPdu.BHS_LENGTH);
         ByteBuf ahs = in.readRetainedSlice(ahsLen);
         in.skipBytes(hd);
         ByteBuf data = in.readRetainedSlice(dataLen);
         in.skipBytes(padded - dataLen + dd);
-        return new IscsiPdu(bhs, ahs, data);
+        IscsiPdu pdu = new IscsiPdu(bhs, ahs, data);
+        pdu.dataDigestError(badData);
+        return pdu;
     }
 }

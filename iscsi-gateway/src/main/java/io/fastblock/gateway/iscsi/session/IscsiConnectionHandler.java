@@ -10,6 +10,8 @@ import io.fastblock.gateway.iscsi.login.SessionParams;
 import io.fastblock.gateway.iscsi.login.SessionRegistry;
 import io.fastblock.gateway.iscsi.login.TextKeys;
 import io.fastblock.gateway.iscsi.pdu.IscsiPdu;
+import io.fastblock.gateway.iscsi.pdu.IscsiPduDecoder;
+import io.fastblock.gateway.iscsi.pdu.IscsiPduEncoder;
 import io.fastblock.gateway.iscsi.pdu.Opcode;
 import io.fastblock.gateway.scsi.ScsiCommandHandler;
 import io.fastblock.gateway.scsi.ScsiNexus;
@@ -37,14 +39,15 @@ import java.util.concurrent.CompletableFuture;
 public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(IscsiConnectionHandler.class);
 
+    static final int REJECT_DATA_DIGEST_ERROR = 0x02;
     static final int REJECT_PROTOCOL_ERROR = 0x04;
     static final int REJECT_COMMAND_NOT_SUPPORTED = 0x05;
     static final int REJECT_INVALID_PDU_FIELD = 0x09;
 
+    private final Portal portal;
     private final TargetCatalog catalog;
     private final SessionRegistry registry;
     private final LogicalUnits units;
-    private final String portalAddress;
     private final int queueDepth;
 
     private ChannelHandlerContext ctx;
@@ -71,13 +74,17 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Map<Integer, ScsiTask.R2TState> r2ts = new HashMap<>();
     private int nextTtt = 1;
 
-    public IscsiConnectionHandler(TargetCatalog catalog, SessionRegistry registry, LogicalUnits units,
-                                  String portalAddress, int queueDepth) {
-        this.catalog = catalog;
-        this.registry = registry;
-        this.units = units;
-        this.portalAddress = portalAddress;
-        this.queueDepth = queueDepth;
+    public IscsiConnectionHandler(Portal portal) {
+        this.portal = portal;
+        this.catalog = portal.catalog;
+        this.registry = portal.registry;
+        this.units = portal.units;
+        this.queueDepth = portal.queueDepth;
+    }
+
+    /** The target of a normal session in full feature phase, else null. */
+    String target() {
+        return targetName;
     }
 
     @Override
@@ -243,6 +250,14 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         tsih = login.tsih();
         params = login.params();
         window = new CommandWindow(req.cmdSN(), queueDepth);
+        if (params.headerDigest || params.dataDigest) {
+            // The final Login Response is already encoded; digests start with the next PDU each way.
+            ctx.pipeline().get(IscsiPduDecoder.class).digests(params.headerDigest, params.dataDigest);
+            ctx.pipeline().get(IscsiPduEncoder.class).digests(params.headerDigest, params.dataDigest);
+            if (params.headerDigest) {
+                portal.countHeaderDigestSession();
+            }
+        }
         nexus = new ScsiNexus();
         if (!login.discovery()) {
             targetName = login.targetName();
@@ -256,6 +271,16 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void fullFeaturePhase(IscsiPdu pdu) {
         int op = pdu.opcode();
+        if (pdu.dataDigestError() && op != Opcode.SCSI_DATA_OUT && op != Opcode.SCSI_COMMAND) {
+            // The header is sound: the command's CmdSN is consumed, its payload is refused.
+            LOG.warn("{}: data digest error on opcode 0x{}", ctx.channel().remoteAddress(), Integer.toHexString(op));
+            if (pdu.immediate() || op == Opcode.NOP_OUT && pdu.itt() == IscsiPdu.NO_TAG) {
+                reject(pdu, REJECT_DATA_DIGEST_ERROR);
+            } else {
+                numbered(pdu, () -> reject(pdu, REJECT_DATA_DIGEST_ERROR));
+            }
+            return;
+        }
         switch (op) {
             case Opcode.SCSI_DATA_OUT -> dataOut(pdu);
             case Opcode.SCSI_COMMAND -> {
@@ -389,7 +414,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                     for (String n : names) {
                         if (scsi == null || sendTargets.equals("All")) {
                             out.add(new SimpleImmutableEntry<>("TargetName", n));
-                            out.add(new SimpleImmutableEntry<>("TargetAddress", portalAddress + ","
+                            out.add(new SimpleImmutableEntry<>("TargetAddress", portal.address.get() + ","
                                     + LoginNegotiator.PORTAL_GROUP_TAG));
                         }
                     }
@@ -404,7 +429,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         String wanted = sendTargets.isEmpty() ? targetName : sendTargets;
         if (wanted != null && wanted.equals(targetName)) {
             out.add(new SimpleImmutableEntry<>("TargetName", targetName));
-            out.add(new SimpleImmutableEntry<>("TargetAddress", portalAddress + "," + LoginNegotiator.PORTAL_GROUP_TAG));
+            out.add(new SimpleImmutableEntry<>("TargetAddress", portal.address.get() + "," + LoginNegotiator.PORTAL_GROUP_TAG));
         }
         sendText(itt, lun, out);
     }
@@ -562,7 +587,11 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 numbered(pdu, () -> reject(pdu, REJECT_PROTOCOL_ERROR));
                 return;
             }
-            copyIn(t, 0, pdu.data());
+            if (pdu.dataDigestError()) {
+                t.digestError = true;
+            } else {
+                copyIn(t, 0, pdu.data());
+            }
         }
         t.unsolicitedReceived = immLen;
         long unsolicitedLimit = Math.min(edtl, params.firstBurstLength);
@@ -593,6 +622,15 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** Data-Out payload into the task; a payload with a bad digest poisons the task instead. */
+    private static void copyIn(ScsiTask t, long offset, IscsiPdu pdu) {
+        if (pdu.dataDigestError()) {
+            t.digestError = true;
+            return;
+        }
+        copyIn(t, offset, pdu.data());
+    }
+
     private static void copyIn(ScsiTask t, long offset, ByteBuf data) {
         if (t.dataOut == null || offset >= t.bufferLength) {
             return; // beyond what the command uses: received and dropped
@@ -618,7 +656,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 reject(pdu, REJECT_PROTOCOL_ERROR);
                 return;
             }
-            copyIn(t, offset, pdu.data());
+            copyIn(t, offset, pdu);
             t.unsolicitedDataSN++;
             t.unsolicitedReceived += len;
             t.nextR2TOffset = t.unsolicitedReceived;
@@ -632,7 +670,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 reject(pdu, REJECT_PROTOCOL_ERROR);
                 return;
             }
-            copyIn(t, offset, pdu.data());
+            copyIn(t, offset, pdu);
             r.nextDataSN++;
             r.received += len;
             if (pdu.finalBit()) {
@@ -673,6 +711,13 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void execute(ScsiTask t) {
+        if (t.digestError) {
+            // ERL 0 cannot ask for the data again: the command ends without touching the device.
+            tasks.remove(t.itt, t);
+            respond(t, ScsiResult.check(Sense.PROTOCOL_CRC_ERROR));
+            t.release();
+            return;
+        }
         t.executing = true;
         ByteBufAllocator alloc = ctx.alloc();
         scsi.execute(t.lun, t.cdb, t.dataOut, nexus, alloc).whenCompleteAsync((result, err) -> {

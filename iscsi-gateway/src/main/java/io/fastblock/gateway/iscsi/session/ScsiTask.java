@@ -23,6 +23,8 @@ final class ScsiTask {
     boolean delivered;
     boolean executing;
     boolean aborted;
+    /** Some data-out arrived with a bad data digest: the command fails with 0x0B/0x47/0x05. */
+    boolean digestError;
     /** Run after an aborted task's in-flight I/O finished (the TMF response). */
     Runnable afterAbort;
 

@@ -115,9 +115,11 @@ class LoginNegotiatorTest {
 
     @ParameterizedTest(name = "{0}={1} -> {2}")
     @CsvSource(delimiter = '|', value = {
-        "HeaderDigest|CRC32C,None|None",
+        "HeaderDigest|CRC32C,None|CRC32C",
+        "HeaderDigest|None,CRC32C|None",
+        "HeaderDigest|MD5|Reject",
         "HeaderDigest|None|None",
-        "HeaderDigest|CRC32C|Reject",
+        "HeaderDigest|CRC32C|CRC32C",
         "DataDigest|None,CRC32C|None",
         "MaxConnections|8|1",
         "InitialR2T|No|No",

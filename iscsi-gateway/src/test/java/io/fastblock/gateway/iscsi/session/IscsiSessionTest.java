@@ -396,4 +396,72 @@ class IscsiSessionTest {
                     + big.port() + ",1\0"));
         }
     }
+
+    void loginWithDigests() throws Exception {
+        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:test-initiator",
+                "TargetName", IQN, "HeaderDigest", "CRC32C,None", "DataDigest", "CRC32C,None",
+                "MaxRecvDataSegmentLength", "8192"), 1, 3, true);
+        assertEquals(0, r.u8(36));
+        assertEquals("CRC32C", r.keys().get("HeaderDigest"));
+        assertEquals("CRC32C", r.keys().get("DataDigest"));
+        ini.headerDigest = true;
+        ini.dataDigest = true;
+        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+        assertEquals(0x02, ini.recv().u8(3)); // power-on unit attention, with digests both ways
+    }
+
+    @Test
+    void digestsProtectWritesAndReads() throws Exception {
+        loginWithDigests();
+        byte[] data = new byte[4096];
+        new Random(3).nextBytes(data);
+        ini.send(ini.scsi(0xA0, data.length, write10(8, 8), false), data);
+        Pdu w = ini.recv();
+        assertEquals(0x21, w.opcode());
+        assertEquals(0, w.u8(3));
+        ini.send(ini.scsi(0xC0, data.length, read10(8, 8), false), new byte[0]);
+        java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+        Pdu in;
+        do {
+            in = ini.recv(); // recv() checks every digest the target sends
+            got.write(in.data());
+        } while ((in.flags() & 0x01) == 0);
+        assertArrayEquals(data, got.toByteArray());
+    }
+
+    @Test
+    void dataDigestErrorFailsTheWriteWithoutTouchingTheDisk() throws Exception {
+        loginWithDigests();
+        byte[] data = new byte[1024];
+        Arrays.fill(data, (byte) 0x5a);
+        ini.corruptDataDigest = true;
+        ini.send(ini.scsi(0xA0, data.length, write10(0, 2), false), data);
+        Pdu r = ini.recv();
+        assertEquals(0x21, r.opcode());
+        assertEquals(0x02, r.u8(3), "CHECK CONDITION");
+        assertEquals(0x0B, r.data()[2 + 2], "ABORTED COMMAND");
+        assertEquals(0x47, r.data()[2 + 12]);
+        assertEquals(0x05, r.data()[2 + 13]);
+        assertArrayEquals(new byte[1024], disk(0, 1024));
+        // the session goes on: a NOP-Out is still answered
+        ini.send(ini.nop(true), new byte[0]);
+        assertEquals(0x20, ini.recv().opcode());
+    }
+
+    @Test
+    void headerDigestErrorDropsTheConnection() throws Exception {
+        loginWithDigests();
+        ini.corruptHeaderDigest = true;
+        ini.send(ini.nop(true), new byte[0]);
+        assertTrue(ini.closedByPeer());
+    }
+
+    @Test
+    void discoverySessionsNeverUseDigests() throws Exception {
+        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:test-initiator",
+                "SessionType", "Discovery", "HeaderDigest", "CRC32C,None", "DataDigest", "CRC32C"), 1, 3, true);
+        assertEquals(0, r.u8(36));
+        assertEquals("None", r.keys().get("HeaderDigest"));
+        assertEquals("Reject", r.keys().get("DataDigest"));
+    }
 }

@@ -6,6 +6,9 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.zip.CRC32C;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,6 +21,11 @@ final class TestInitiator implements AutoCloseable {
     int cmdSN = 1;
     int expStatSN;
     int itt = 0x100;
+    /** CRC32C digests as negotiated; the corrupt flags spoil the next PDU's digest once. */
+    boolean headerDigest;
+    boolean dataDigest;
+    boolean corruptHeaderDigest;
+    boolean corruptDataDigest;
 
     /** A received PDU: its 48-byte header and data segment. */
     record Pdu(ByteBuffer bhs, byte[] data) {
@@ -68,8 +76,16 @@ final class TestInitiator implements AutoCloseable {
         bhs.put(4, (byte) 0);
         bhs.put(5, (byte) (data.length >> 16)).put(6, (byte) (data.length >> 8)).put(7, (byte) data.length);
         out.write(bhs.array());
-        out.write(data);
-        out.write(new byte[-data.length & 3]);
+        if (headerDigest) {
+            out.write(crc(bhs.array(), 0, corruptHeaderDigest));
+            corruptHeaderDigest = false;
+        }
+        byte[] padded = Arrays.copyOf(data, data.length + (-data.length & 3));
+        out.write(padded);
+        if (dataDigest && data.length > 0) {
+            out.write(crc(padded, 0, corruptDataDigest));
+            corruptDataDigest = false;
+        }
         out.flush();
     }
 
@@ -79,9 +95,33 @@ final class TestInitiator implements AutoCloseable {
         ByteBuffer bhs = ByteBuffer.wrap(h);
         int len = ((h[5] & 0xff) << 16) | ((h[6] & 0xff) << 8) | (h[7] & 0xff);
         byte[] data = new byte[len];
+        if (headerDigest) {
+            byte[] d = new byte[4];
+            in.readFully(d);
+            if (!Arrays.equals(d, crc(h, 0, false))) {
+                throw new AssertionError("bad header digest from target");
+            }
+        }
         in.readFully(data);
-        in.readFully(new byte[-len & 3]);
+        byte[] pad = new byte[-len & 3];
+        in.readFully(pad);
+        if (dataDigest && len > 0) {
+            byte[] d = new byte[4];
+            in.readFully(d);
+            byte[] padded = Arrays.copyOf(data, len + pad.length);
+            if (!Arrays.equals(d, crc(padded, 0, false))) {
+                throw new AssertionError("bad data digest from target");
+            }
+        }
         return new Pdu(bhs, data);
+    }
+
+    /** CRC32C of {@code b}, little-endian as on the wire; {@code spoil} flips a bit. */
+    static byte[] crc(byte[] b, int from, boolean spoil) {
+        CRC32C c = new CRC32C();
+        c.update(b, from, b.length - from);
+        int v = (int) c.getValue() ^ (spoil ? 1 : 0);
+        return ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(v).array();
     }
 
     /** True when nothing arrives within {@code millis}. */
