@@ -1,50 +1,163 @@
 package io.fastblock.storage.chunk;
 
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.io.FileIoFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import io.fastblock.storage.io.FileIo;
-import io.fastblock.storage.io.FileIoFactory;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The in-place layout of head and middle replicas: one sparse file per chunk at
- * {@code chunks/<volumeId>/<chunkIndex>}, written positionally without fsync (the tail's log is
- * the durable copy). Holes and bytes past the end of a file read as zeros.
- * All file work runs on this store's own threads, never on a Netty event loop.
+ * {@code chunks/<volumeId>/<chunkIndex>} with a CRC32C per 4 KiB block in {@code <chunkIndex>.crc}
+ * (see {@link ChunkFile}), written positionally without fsync (the tail's log is the durable
+ * copy). Holes and bytes past the end of a file read as zeros; every block read is checked.
+ *
+ * <p>Durability bookkeeping (DESIGN "Head/middle after power loss"): a chunk is recorded in
+ * {@link DirtyChunks} before its first write after a checkpoint; every {@code flushInterval}
+ * the store forces the dirty chunks and records the new checkpoint, with the highest sequence
+ * forced per chunk. Close forces everything and records a clean shutdown. Opening after an
+ * unclean shutdown rebuilds the checksums of every chunk that was dirty (data and sidecar may
+ * be torn apart) and holds those chunks in resync: reads of them fail with
+ * {@link ChunkResyncingException} until {@link #finishResync} is called by whoever brought them
+ * back in line with the tail ({@code integrity.ChunkResync}).
+ *
+ * <p>All file work runs on this store's own threads, one stripe per chunk, never on a Netty
+ * event loop; work on one chunk runs in submission order.
  */
 public final class ChunkStore implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkStore.class);
+    public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofSeconds(5);
+    /** Group id of a write whose group the caller did not say (such a chunk cannot be resynced after a power loss). */
+    public static final int UNKNOWN_GROUP = -1;
+
+    /** A dirty chunk's bookkeeping; {@code writes} and {@code latestSequence} change on its stripe only. */
+    private static final class Tracked {
+        volatile int groupId;
+        volatile long forcedSequence;
+        volatile long writes;
+        volatile long latestSequence;
+
+        Tracked(int groupId, long forcedSequence) {
+            this.groupId = groupId;
+            this.forcedSequence = forcedSequence;
+            this.latestSequence = forcedSequence;
+        }
+    }
+
+    /**
+     * Byte ranges written to a chunk since the watch began. Data fetched from another replica
+     * while the watch ran is older than these writes and must not be laid over them.
+     */
+    public static final class WriteWatch {
+        private final ChunkId chunk;
+        private final List<long[]> written = new ArrayList<>();
+
+        private WriteWatch(ChunkId chunk) {
+            this.chunk = chunk;
+        }
+
+        public ChunkId chunk() {
+            return chunk;
+        }
+
+        private synchronized void add(long offset, long length) {
+            written.add(new long[]{offset, offset + length});
+        }
+
+        private synchronized boolean touches(long from, long to) {
+            for (long[] r : written) {
+                if (r[0] < to && from < r[1]) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** {@code [from, to)} minus the written ranges, in order. */
+        private synchronized List<long[]> untouched(long from, long to) {
+            List<long[]> out = new ArrayList<>();
+            out.add(new long[]{from, to});
+            for (long[] w : written) {
+                List<long[]> next = new ArrayList<>();
+                for (long[] r : out) {
+                    if (w[1] <= r[0] || r[1] <= w[0]) {
+                        next.add(r);
+                        continue;
+                    }
+                    if (r[0] < w[0]) {
+                        next.add(new long[]{r[0], w[0]});
+                    }
+                    if (w[1] < r[1]) {
+                        next.add(new long[]{w[1], r[1]});
+                    }
+                }
+                out = next;
+            }
+            return out;
+        }
+    }
 
     private final Path root;
     private final FileIoFactory files;
-    private final ConcurrentHashMap<ChunkId, FileIo> open = new ConcurrentHashMap<>();
-    /** Single-threaded stripes: all work on one chunk runs in submission order, so replicas apply overlapping writes in chain order. */
+    private final ConcurrentHashMap<ChunkId, ChunkFile> open = new ConcurrentHashMap<>();
     private final ExecutorService[] stripes;
+    private final ScheduledExecutorService flusher;
+    private final DirtyChunks record;
+    private final Object dirtyLock = new Object();
+    private final Object flushLock = new Object();
+    private final ConcurrentHashMap<ChunkId, Tracked> dirty = new ConcurrentHashMap<>();
+    /** The highest sequence forced for chunks that are clean now, to seed their next dirty entry. */
+    private final ConcurrentHashMap<ChunkId, Long> forced = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ChunkId, WriteWatch> resyncing = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ChunkId, List<WriteWatch>> watches = new ConcurrentHashMap<>();
+    private final List<DirtyChunks.Entry> toResync;
     private volatile boolean closed;
 
     public ChunkStore(Path dataDir, int ioThreads) throws IOException {
-        this(dataDir, ioThreads, FileIoFactory.real());
+        this(dataDir, ioThreads, FileIoFactory.real(), DEFAULT_FLUSH_INTERVAL);
     }
 
-    /** A store whose files are opened through {@code files} (a fault-injecting factory in power-loss tests). */
-    public ChunkStore(Path dataDir, int ioThreads, FileIoFactory files) throws IOException {
+    /**
+     * A store whose files are opened through {@code files} (a fault-injecting factory in
+     * power-loss tests), forcing dirty chunks every {@code flushInterval}.
+     */
+    public ChunkStore(Path dataDir, int ioThreads, FileIoFactory files, Duration flushInterval) throws IOException {
         this.root = dataDir.resolve("chunks");
         this.files = files;
+        boolean fresh = !Files.exists(root);
         Files.createDirectories(root);
+        if (fresh) {
+            files.syncDirectory(dataDir);
+        }
+        this.record = DirtyChunks.open(root, files);
+        try {
+            this.toResync = recover(record.lastState());
+        } catch (IOException | RuntimeException e) {
+            closeOpenFiles();
+            record.close();
+            throw e;
+        }
         AtomicInteger n = new AtomicInteger();
         this.stripes = new ExecutorService[ioThreads];
         for (int i = 0; i < ioThreads; i++) {
@@ -54,22 +167,104 @@ public final class ChunkStore implements Closeable {
                 return t;
             });
         }
+        this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "chunk-flush");
+            t.setDaemon(true);
+            return t;
+        });
+        long ms = Math.max(1, flushInterval.toMillis());
+        flusher.scheduleWithFixedDelay(() -> {
+            try {
+                flush();
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("periodic chunk flush failed: {}", e.toString());
+            }
+        }, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /** After an unclean shutdown: rebuild the checksums of the chunks that were dirty and hold them for resync. */
+    private List<DirtyChunks.Entry> recover(DirtyChunks.State last) throws IOException {
+        List<DirtyChunks.Entry> pending = new ArrayList<>();
+        if (!last.clean()) {
+            for (DirtyChunks.Entry e : last.dirty()) {
+                ChunkFile f = file(e.chunk(), false);
+                if (f != null) {
+                    f.rebuildChecksums();
+                    f.force();
+                }
+                dirty.put(e.chunk(), new Tracked(e.groupId(), e.forcedSequence()));
+                if (e.groupId() != UNKNOWN_GROUP) {
+                    // A chunk written without a group (a base file the tail's log folds into) has no
+                    // tail to resync from; its writer forces it itself, so the rebuilt checksums suffice.
+                    resyncing.put(e.chunk(), new WriteWatch(e.chunk()));
+                    pending.add(e);
+                }
+            }
+            LOG.warn("chunk store: unclean shutdown, {} chunk(s) were written since the last checkpoint and must resync from their tails",
+                    pending.size());
+        }
+        record.save(false, entries());
+        return List.copyOf(pending);
+    }
+
+    private List<DirtyChunks.Entry> entries() {
+        List<DirtyChunks.Entry> out = new ArrayList<>();
+        dirty.forEach((c, t) -> out.add(new DirtyChunks.Entry(c, t.groupId, t.forcedSequence)));
+        return out;
+    }
+
+    /** Chunks found dirty after an unclean shutdown, with their group and forced sequence (empty after a clean one). */
+    public List<DirtyChunks.Entry> pendingResync() {
+        List<DirtyChunks.Entry> out = new ArrayList<>();
+        for (DirtyChunks.Entry e : toResync) {
+            if (resyncing.containsKey(e.chunk())) {
+                out.add(e);
+            }
+        }
+        return out;
+    }
+
+    public boolean isResyncing(ChunkId chunk) {
+        return resyncing.containsKey(chunk);
     }
 
     private ExecutorService stripe(ChunkId chunk) {
         return stripes[Math.floorMod(chunk.hashCode(), stripes.length)];
     }
 
+    private <T> CompletableFuture<T> onStripe(ChunkId chunk, Callable<T> work) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.call();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new CompletionException(e);
+            }
+        }, stripe(chunk));
+    }
+
     public Path fileOf(ChunkId chunk) {
         return root.resolve(Long.toString(chunk.volumeId())).resolve(Long.toString(chunk.index()));
     }
 
-    /** Writes {@code data} at {@code offset}; takes ownership of {@code data}. */
+    /** Writes {@code data} at {@code offset}; takes ownership of {@code data}. The chunk's group is not known. */
     public CompletableFuture<Void> writeAsync(ChunkId chunk, long offset, ByteBuf data) {
+        return writeAsync(UNKNOWN_GROUP, 0, chunk, offset, data);
+    }
+
+    /**
+     * Writes {@code data} at {@code offset} as the write with {@code sequence} of group
+     * {@code groupId} (the group lets a resync after power loss find the tail, the sequence
+     * bounds what it fetches); takes ownership of {@code data}.
+     */
+    public CompletableFuture<Void> writeAsync(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) {
         try {
             return CompletableFuture.runAsync(() -> {
                 try {
-                    write(chunk, offset, data);
+                    write(groupId, sequence, chunk, offset, data);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 } finally {
@@ -82,46 +277,107 @@ public final class ChunkStore implements Closeable {
         }
     }
 
-    /** Reads {@code length} bytes; the caller owns the returned buffer. */
-    public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return read(chunk, offset, length, alloc);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }, stripe(chunk));
+    private void write(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) throws IOException {
+        Tracked t = markDirty(chunk, groupId);
+        ChunkFile f = file(chunk, true);
+        int length = data.readableBytes();
+        f.write(offset, data.nioBuffers(data.readerIndex(), length));
+        t.writes++;
+        if (sequence > t.latestSequence) {
+            t.latestSequence = sequence;
+        }
+        noteWritten(chunk, offset, length);
     }
 
-    /** Synchronous write on the calling thread; does not release {@code data}. */
-    public void write(ChunkId chunk, long offset, ByteBuf data) throws IOException {
-        FileIo ch = channel(chunk, true);
-        long pos = offset;
-        for (ByteBuffer b : data.nioBuffers(data.readerIndex(), data.readableBytes())) {
-            while (b.hasRemaining()) {
-                pos += ch.write(b, pos);
+    private void noteWritten(ChunkId chunk, long offset, long length) {
+        WriteWatch r = resyncing.get(chunk);
+        if (r != null) {
+            r.add(offset, length);
+        }
+        List<WriteWatch> ws = watches.get(chunk);
+        if (ws != null) {
+            synchronized (ws) {
+                for (WriteWatch w : ws) {
+                    w.add(offset, length);
+                }
             }
         }
     }
 
-    /** Synchronous read on the calling thread. */
+    /** Records the chunk as dirty, durably, before its first write since the last checkpoint. */
+    private Tracked markDirty(ChunkId chunk, int groupId) throws IOException {
+        Tracked t = dirty.get(chunk);
+        if (t != null && (groupId == UNKNOWN_GROUP || t.groupId == groupId)) {
+            return t;
+        }
+        synchronized (dirtyLock) {
+            t = dirty.get(chunk);
+            if (t == null) {
+                t = new Tracked(groupId, forced.getOrDefault(chunk, 0L));
+                dirty.put(chunk, t);
+            } else if (groupId != UNKNOWN_GROUP && t.groupId != groupId) {
+                t.groupId = groupId;
+            } else {
+                return t;
+            }
+            record.save(false, entries());
+            return t;
+        }
+    }
+
+    /** Reads {@code length} bytes; the caller owns the returned buffer. Fails with {@link CorruptBlockException} or {@link ChunkResyncingException}. */
+    public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
+        return onStripe(chunk, () -> readNow(chunk, offset, length, alloc));
+    }
+
+    /**
+     * Synchronous read for callers off the Netty event loops (e.g. the log cleaner reading a base
+     * file): runs on the chunk's stripe, so it never sees a write half applied. Never call it
+     * from work already running on a chunk stripe.
+     */
     public ByteBuf read(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
+        return await(readAsync(chunk, offset, length, alloc));
+    }
+
+    /** Forces the chunk's data and checksums now (e.g. a base file the log folded data into). */
+    public void force(ChunkId chunk) throws IOException {
+        await(onStripe(chunk, () -> {
+            ChunkFile f = file(chunk, false);
+            if (f != null) {
+                f.force();
+            }
+            return null;
+        }));
+    }
+
+    private static <T> T await(CompletableFuture<T> f) throws IOException {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof UncheckedIOException u) {
+                throw u.getCause();
+            }
+            if (c instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException(String.valueOf(c), c);
+        }
+    }
+
+    private ByteBuf readNow(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
+        if (resyncing.containsKey(chunk)) {
+            throw new ChunkResyncingException(chunk);
+        }
         ByteBuf out = alloc.directBuffer(length, length);
         try {
-            FileIo ch = channel(chunk, false);
-            int filled = 0;
-            if (ch != null) {
-                ByteBuffer target = out.nioBuffer(0, length);
-                while (target.hasRemaining()) {
-                    int r = ch.read(target, offset + target.position());
-                    if (r < 0) {
-                        break;
-                    }
-                }
-                filled = target.position();
+            ChunkFile f = file(chunk, false);
+            if (f == null) {
+                // Pooled buffers hold old bytes: a chunk never written must be zeros explicitly.
+                out.setZero(0, length);
+            } else {
+                f.read(offset, length, out.nioBuffer(0, length));
             }
-            // Pooled buffers hold old bytes: past the end of the file must be zeros explicitly.
-            out.setZero(filled, length - filled);
             out.writerIndex(length);
             return out;
         } catch (IOException | RuntimeException e) {
@@ -130,13 +386,134 @@ public final class ChunkStore implements Closeable {
         }
     }
 
-    private FileIo channel(ChunkId chunk, boolean create) throws IOException {
+    /** Starts collecting the ranges written to {@code chunk}; pass the watch to {@link #repairAsync}. */
+    public WriteWatch watch(ChunkId chunk) {
+        WriteWatch w = new WriteWatch(chunk);
+        List<WriteWatch> ws = watches.computeIfAbsent(chunk, c -> new ArrayList<>());
+        synchronized (ws) {
+            ws.add(w);
+        }
+        return w;
+    }
+
+    private void unwatch(WriteWatch w) {
+        List<WriteWatch> ws = watches.get(w.chunk);
+        if (ws != null) {
+            synchronized (ws) {
+                ws.remove(w);
+            }
+        }
+    }
+
+    /**
+     * Repairs bad blocks with {@code good}, block-aligned data fetched from another replica since
+     * {@code watch} began. Only blocks that still fail their check and were not written since the
+     * watch began are rewritten (and forced): a block written meanwhile holds newer data than the
+     * fetched copy. Returns the bytes repaired. Does not take ownership of {@code good}.
+     */
+    public CompletableFuture<Long> repairAsync(WriteWatch watch, long offset, ByteBuf good) {
+        if (offset % ChunkFile.BLOCK != 0 || good.readableBytes() % ChunkFile.BLOCK != 0) {
+            unwatch(watch);
+            return CompletableFuture.failedFuture(new IllegalArgumentException("repair of " + offset + "+"
+                    + good.readableBytes() + " is not block-aligned"));
+        }
+        ChunkId chunk = watch.chunk;
+        return onStripe(chunk, () -> {
+            try {
+                ChunkFile f = file(chunk, false);
+                if (f == null) {
+                    return 0L;
+                }
+                long repaired = 0;
+                int blocks = good.readableBytes() / ChunkFile.BLOCK;
+                for (int i = 0; i < blocks; i++) {
+                    long at = offset + (long) i * ChunkFile.BLOCK;
+                    if (watch.touches(at, at + ChunkFile.BLOCK) || f.verify(at / ChunkFile.BLOCK, 1).isEmpty()) {
+                        continue;
+                    }
+                    f.write(at, new ByteBuffer[]{good.nioBuffer(good.readerIndex() + i * ChunkFile.BLOCK, ChunkFile.BLOCK)});
+                    repaired += ChunkFile.BLOCK;
+                }
+                if (repaired > 0) {
+                    f.force();
+                }
+                return repaired;
+            } finally {
+                unwatch(watch);
+            }
+        });
+    }
+
+    /**
+     * Lays {@code data}, fetched from the tail for a chunk in resync, at {@code offset}, except
+     * where the chunk was written since the resync began. Does not take ownership of {@code data}.
+     */
+    public CompletableFuture<Void> resyncWriteAsync(ChunkId chunk, long offset, ByteBuf data) {
+        return onStripe(chunk, () -> {
+            WriteWatch w = resyncing.get(chunk);
+            if (w == null) {
+                throw new IllegalStateException("chunk " + chunk + " is not resyncing");
+            }
+            ChunkFile f = file(chunk, true);
+            for (long[] r : w.untouched(offset, offset + data.readableBytes())) {
+                int from = data.readerIndex() + (int) (r[0] - offset);
+                f.write(r[0], new ByteBuffer[]{data.nioBuffer(from, (int) (r[1] - r[0]))});
+            }
+            return null;
+        });
+    }
+
+    /** Ends a chunk's resync: forces it and lets reads of it through again. */
+    public CompletableFuture<Void> finishResync(ChunkId chunk) {
+        return onStripe(chunk, () -> {
+            ChunkFile f = file(chunk, false);
+            if (f != null) {
+                f.force();
+            }
+            resyncing.remove(chunk);
+            return null;
+        });
+    }
+
+    /** Checks blocks {@code [firstBlock, firstBlock+count)}; a chunk in resync or without a file reports nothing. */
+    public CompletableFuture<List<BlockRange>> verifyAsync(ChunkId chunk, long firstBlock, int count) {
+        return onStripe(chunk, () -> {
+            ChunkFile f = resyncing.containsKey(chunk) ? null : file(chunk, false);
+            return f == null ? List.<BlockRange>of() : f.verify(firstBlock, count);
+        });
+    }
+
+    /** Bytes the chunk's file spans (0 if it has none). */
+    public long sizeOf(ChunkId chunk) throws IOException {
+        ChunkFile f = file(chunk, false);
+        return f == null ? 0 : f.size();
+    }
+
+    /** Every chunk with a file on this node. */
+    public List<ChunkId> chunks() throws IOException {
+        List<ChunkId> out = new ArrayList<>();
+        try (Stream<Path> vols = Files.list(root)) {
+            for (Path v : (Iterable<Path>) vols::iterator) {
+                String vn = v.getFileName().toString();
+                if (!Files.isDirectory(v) || !vn.matches("\\d+")) {
+                    continue;
+                }
+                try (Stream<Path> cs = Files.list(v)) {
+                    cs.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+"))
+                            .forEach(n -> out.add(new ChunkId(Long.parseLong(vn), Long.parseLong(n))));
+                }
+            }
+        }
+        return out;
+    }
+
+    private ChunkFile file(ChunkId chunk, boolean create) throws IOException {
         if (closed) {
             throw new IOException("chunk store is closed");
         }
-        FileIo ch = open.get(chunk);
-        if (ch != null) {
-            return ch;
+        ChunkFile f = open.get(chunk);
+        if (f != null) {
+            return f;
         }
         Path file = fileOf(chunk);
         if (!create && !Files.exists(file)) {
@@ -145,8 +522,18 @@ public final class ChunkStore implements Closeable {
         try {
             return open.computeIfAbsent(chunk, c -> {
                 try {
-                    Files.createDirectories(file.getParent());
-                    return files.open(file, true);
+                    Path dir = file.getParent();
+                    if (!Files.isDirectory(dir)) {
+                        Files.createDirectories(dir);
+                        files.syncDirectory(root);
+                    }
+                    boolean created = !Files.exists(file);
+                    ChunkFile cf = ChunkFile.open(c, file, files, true);
+                    if (created) {
+                        // The file's name must outlive a power loss as surely as the data forced into it.
+                        files.syncDirectory(dir);
+                    }
+                    return cf;
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -156,19 +543,80 @@ public final class ChunkStore implements Closeable {
         }
     }
 
-    /** Flushes every open chunk file: used on clean shutdown so a restart finds head/middle data intact. */
-    public void flushAll() {
-        for (var e : open.entrySet()) {
-            try {
-                e.getValue().force(false);
-            } catch (IOException ex) {
-                LOG.warn("flush of chunk {} failed: {}", e.getKey(), ex.toString());
+    /**
+     * The checkpoint: forces every dirty chunk (on its stripe, after the writes queued before it),
+     * then records which chunks are still dirty and the sequence forced for each.
+     */
+    public void flush() throws IOException {
+        synchronized (flushLock) {
+            List<ChunkId> chunks = new ArrayList<>(dirty.keySet());
+            List<CompletableFuture<long[]>> forcedNow = new ArrayList<>();
+            for (ChunkId c : chunks) {
+                forcedNow.add(onStripe(c, () -> {
+                    Tracked t = dirty.get(c);
+                    if (t == null) {
+                        return null;
+                    }
+                    long writes = t.writes;
+                    long seq = t.latestSequence;
+                    ChunkFile f = open.get(c);
+                    if (f != null) {
+                        f.force();
+                    }
+                    return new long[]{writes, seq};
+                }));
+            }
+            IOException failed = null;
+            synchronized (dirtyLock) {
+                for (int i = 0; i < chunks.size(); i++) {
+                    ChunkId c = chunks.get(i);
+                    long[] r;
+                    try {
+                        r = forcedNow.get(i).join();
+                    } catch (CompletionException e) {
+                        failed = e.getCause() instanceof UncheckedIOException u ? u.getCause()
+                                : new IOException("flush of chunk " + c + " failed: " + e.getCause(), e.getCause());
+                        continue;
+                    }
+                    Tracked t = dirty.get(c);
+                    if (r == null || t == null || resyncing.containsKey(c)) {
+                        continue;
+                    }
+                    if (t.writes == r[0]) {
+                        dirty.remove(c);
+                        forced.put(c, r[1]);
+                    } else {
+                        t.forcedSequence = Math.max(t.forcedSequence, r[1]);
+                    }
+                }
+                record.save(false, entries());
+            }
+            if (failed != null) {
+                throw failed;
             }
         }
     }
 
+    /** Flushes every dirty chunk now (also used by tests to set a checkpoint). */
+    public void flushAll() {
+        try {
+            flush();
+        } catch (IOException e) {
+            LOG.warn("chunk flush failed: {}", e.toString());
+        }
+    }
+
+    /** Number of chunks recorded dirty (written since the last checkpoint). */
+    public int dirtyCount() {
+        return dirty.size();
+    }
+
     @Override
     public void close() {
+        if (closed) {
+            return;
+        }
+        flusher.shutdownNow();
         for (ExecutorService s : stripes) {
             s.shutdown();
         }
@@ -179,15 +627,47 @@ public final class ChunkStore implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        flushAll();
+        try {
+            synchronized (flushLock) {
+                for (ChunkFile f : open.values()) {
+                    f.force();
+                }
+                synchronized (dirtyLock) {
+                    // Chunks still in resync stay dirty: the next start resyncs them again.
+                    List<DirtyChunks.Entry> left = new ArrayList<>();
+                    for (DirtyChunks.Entry e : entries()) {
+                        if (resyncing.containsKey(e.chunk())) {
+                            left.add(e);
+                        }
+                    }
+                    record.save(left.isEmpty(), left);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("chunk store could not record a clean shutdown: {}", e.toString());
+        }
         closed = true;
-        for (FileIo ch : open.values()) {
+        closeOpenFiles();
+        try {
+            record.close();
+        } catch (IOException ignored) {
+            // closing on shutdown: nothing more to do
+        }
+    }
+
+    private void closeOpenFiles() {
+        for (ChunkFile f : open.values()) {
             try {
-                ch.close();
+                f.close();
             } catch (IOException ignored) {
                 // closing on shutdown: nothing more to do
             }
         }
         open.clear();
+    }
+
+    /** For tests: the chunks the store holds dirty right now. */
+    Collection<ChunkId> dirtyChunks() {
+        return List.copyOf(dirty.keySet());
     }
 }

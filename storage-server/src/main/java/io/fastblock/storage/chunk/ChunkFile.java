@@ -1,0 +1,280 @@
+package io.fastblock.storage.chunk;
+
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.io.FileIo;
+import io.fastblock.storage.io.FileIoFactory;
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * One chunk's data file and its checksum sidecar {@code <chunk>.crc}: a CRC32C per 4 KiB block,
+ * 4 bytes each at {@code 4 * block}, big-endian. Bytes past the end of the data file count as
+ * zeros. A stored value of 0 means "never written" and is valid for an all-zero block, so holes
+ * need no entries (a real CRC of 0 is accepted as well, at a 2^-32 chance of missing a flip).
+ *
+ * <p>Writes update the data, then the sidecar, neither forced: after a crash or power loss the
+ * two may disagree for any block written since the last flush. {@link ChunkStore} therefore
+ * rebuilds the sidecar of every chunk written since its last checkpoint before trusting it, so a
+ * mismatch found at any other time is real corruption.
+ *
+ * <p>Not thread-safe: a chunk's work runs on its {@link ChunkStore} stripe only.
+ */
+final class ChunkFile implements Closeable {
+    static final int BLOCK = 4096;
+    private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK * 64));
+
+    private final ChunkId chunk;
+    private final FileIo data;
+    private final FileIo sums;
+
+    private ChunkFile(ChunkId chunk, FileIo data, FileIo sums) {
+        this.chunk = chunk;
+        this.data = data;
+        this.sums = sums;
+    }
+
+    static Path sidecarOf(Path dataFile) {
+        return dataFile.resolveSibling(dataFile.getFileName() + ".crc");
+    }
+
+    static ChunkFile open(ChunkId chunk, Path file, FileIoFactory files, boolean create) throws IOException {
+        FileIo d = files.open(file, create);
+        try {
+            return new ChunkFile(chunk, d, files.open(sidecarOf(file), true));
+        } catch (IOException | RuntimeException e) {
+            d.close();
+            throw e;
+        }
+    }
+
+    ChunkId chunk() {
+        return chunk;
+    }
+
+    long size() throws IOException {
+        return data.size();
+    }
+
+    private static ByteBuffer scratch(int bytes) {
+        ByteBuffer b = SCRATCH.get();
+        if (b.capacity() < bytes) {
+            b = ByteBuffer.allocateDirect(Math.max(bytes, b.capacity() * 2));
+            SCRATCH.set(b);
+        }
+        b.clear().limit(bytes);
+        return b;
+    }
+
+    static int crcOf(ByteBuffer block) {
+        CRC32C c = new CRC32C();
+        c.update(block.duplicate());
+        return (int) c.getValue();
+    }
+
+    private static boolean allZero(ByteBuffer block) {
+        for (int i = block.position(); i < block.limit(); i++) {
+            if (block.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean matches(ByteBuffer block, int stored) {
+        return crcOf(block) == stored || (stored == 0 && allZero(block));
+    }
+
+    /** Reads whole blocks {@code [first, first+count)} into {@code dst} (zeros past the end of the file). */
+    private void readBlocks(long first, int count, ByteBuffer dst) throws IOException {
+        int start = dst.position();
+        dst.limit(start + count * BLOCK);
+        data.readFully(dst, first * BLOCK);
+        while (dst.hasRemaining()) {
+            dst.put((byte) 0);
+        }
+        dst.position(start);
+    }
+
+    /** The stored checksums of blocks {@code [first, first+count)}; 0 where the sidecar has none. */
+    private int[] storedSums(long first, int count) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.BIG_ENDIAN);
+        sums.readFully(b, first * 4);
+        int[] out = new int[count];
+        for (int i = 0; i < count; i++) {
+            out[i] = b.getInt(i * 4);
+        }
+        return out;
+    }
+
+    private void storeSums(long first, int[] values, boolean[] skip) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(values.length * 4);
+        int i = 0;
+        while (i < values.length) {
+            if (skip != null && skip[i]) {
+                i++;
+                continue;
+            }
+            int j = i;
+            b.clear();
+            while (j < values.length && (skip == null || !skip[j])) {
+                b.putInt(values[j++]);
+            }
+            b.flip();
+            sums.writeFully(b, (first + i) * 4);
+            i = j;
+        }
+    }
+
+    /**
+     * Writes {@code src} at {@code offset} and updates the checksums of the blocks it touches.
+     * A partly covered block is read, checked and merged; if it was already corrupt its checksum
+     * is left alone so the block stays visibly bad until it is repaired from another replica.
+     */
+    void write(long offset, ByteBuffer[] src) throws IOException {
+        int length = 0;
+        for (ByteBuffer b : src) {
+            length += b.remaining();
+        }
+        if (length == 0) {
+            return;
+        }
+        long first = offset / BLOCK;
+        long last = (offset + length - 1) / BLOCK;
+        int count = (int) (last - first + 1);
+        ByteBuffer span = scratch(count * BLOCK);
+        int[] old = null;
+        boolean[] keepBad = null;
+        int head = (int) (offset - first * BLOCK);
+        int tailEnd = (int) (offset + length - first * BLOCK);
+        boolean partialFirst = head != 0;
+        boolean partialLast = tailEnd != count * BLOCK;
+        if (partialFirst || partialLast) {
+            old = storedSums(first, count);
+            keepBad = new boolean[count];
+            if (partialFirst) {
+                keepBad[0] = !loadAndCheck(span, 0, first, old[0]);
+            }
+            if (partialLast && (count > 1 || !partialFirst)) {
+                keepBad[count - 1] = !loadAndCheck(span, count - 1, last, old[count - 1]);
+            }
+        }
+        long pos = offset;
+        span.position(head);
+        for (ByteBuffer b : src) {
+            ByteBuffer d = b.duplicate();
+            span.put(d.duplicate());
+            data.writeFully(d, pos);
+            pos += b.remaining();
+        }
+        int[] fresh = new int[count];
+        for (int i = 0; i < count; i++) {
+            fresh[i] = crcOf(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK));
+        }
+        storeSums(first, fresh, keepBad);
+    }
+
+    private boolean loadAndCheck(ByteBuffer span, int slot, long block, int stored) throws IOException {
+        ByteBuffer b = span.duplicate().position(slot * BLOCK).limit((slot + 1) * BLOCK);
+        readBlocks(block, 1, b);
+        return matches(b.position(slot * BLOCK).limit((slot + 1) * BLOCK), stored);
+    }
+
+    /**
+     * Reads {@code length} bytes at {@code offset} into {@code dst}, checking every block touched.
+     * @throws CorruptBlockException naming the range from the first to the last bad block
+     */
+    void read(long offset, int length, ByteBuffer dst) throws IOException {
+        if (length == 0) {
+            return;
+        }
+        long first = offset / BLOCK;
+        long last = (offset + length - 1) / BLOCK;
+        int count = (int) (last - first + 1);
+        ByteBuffer span = scratch(count * BLOCK);
+        readBlocks(first, count, span);
+        long[] bad = check(first, count, span);
+        if (bad != null) {
+            throw new CorruptBlockException(chunk, bad[0] * BLOCK, (bad[1] - bad[0] + 1) * BLOCK);
+        }
+        int from = (int) (offset - first * BLOCK);
+        dst.put(span.duplicate().position(from).limit(from + length));
+    }
+
+    /** First and last bad block among {@code count} blocks from {@code first} held in {@code span}, or null. */
+    private long[] check(long first, int count, ByteBuffer span) throws IOException {
+        int[] stored = storedSums(first, count);
+        long lo = -1;
+        long hi = -1;
+        for (int i = 0; i < count; i++) {
+            if (!matches(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK), stored[i])) {
+                if (lo < 0) {
+                    lo = first + i;
+                }
+                hi = first + i;
+            }
+        }
+        return lo < 0 ? null : new long[]{lo, hi};
+    }
+
+    /** Checks blocks {@code [first, first+count)}; returns the bad stretches (empty when all is well). */
+    List<BlockRange> verify(long first, int count) throws IOException {
+        ByteBuffer span = scratch(count * BLOCK);
+        readBlocks(first, count, span);
+        int[] stored = storedSums(first, count);
+        List<BlockRange> out = new ArrayList<>();
+        long runStart = -1;
+        for (int i = 0; i <= count; i++) {
+            boolean bad = i < count && !matches(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK), stored[i]);
+            if (bad && runStart < 0) {
+                runStart = first + i;
+            } else if (!bad && runStart >= 0) {
+                out.add(new BlockRange(runStart * BLOCK, (first + i - runStart) * BLOCK));
+                runStart = -1;
+            }
+        }
+        return out;
+    }
+
+    /** Number of blocks the data file spans. */
+    long blocks() throws IOException {
+        return (data.size() + BLOCK - 1) / BLOCK;
+    }
+
+    /** Recomputes every checksum from the data as it is now (after an unclean shutdown the sidecar may be torn). */
+    void rebuildChecksums() throws IOException {
+        long blocks = blocks();
+        int step = 64;
+        for (long b = 0; b < blocks; b += step) {
+            int n = (int) Math.min(step, blocks - b);
+            ByteBuffer span = scratch(n * BLOCK);
+            readBlocks(b, n, span);
+            int[] values = new int[n];
+            for (int i = 0; i < n; i++) {
+                values[i] = crcOf(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK));
+            }
+            storeSums(b, values, null);
+        }
+        sums.truncate(blocks * 4);
+    }
+
+    /** Forces data, then checksums: after this both describe the same bytes durably. */
+    void force() throws IOException {
+        data.force(false);
+        sums.force(false);
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            data.close();
+        } finally {
+            sums.close();
+        }
+    }
+}
