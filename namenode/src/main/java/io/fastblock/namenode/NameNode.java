@@ -9,7 +9,17 @@ import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.namenode.meta.ZkSchema;
 import io.fastblock.namenode.placement.ChunkPlacement;
-import io.fastblock.namenode.placement.GroupFormation;
+import io.fastblock.namenode.api.LeaderView;
+import io.fastblock.namenode.ha.Leadership;
+import io.fastblock.namenode.ha.TlsContexts;
+import io.fastblock.namenode.meta.ExportStore;
+import io.fastblock.namenode.meta.LeaseStore;
+import io.fastblock.namenode.meta.ProgressStore;
+import io.fastblock.namenode.meta.TenantStore;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.SSLContext;
 import io.fastblock.namenode.zookeeper.EmbeddedZooKeeper;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -32,24 +42,27 @@ public final class NameNode implements AutoCloseable {
     private static final int SESSION_TIMEOUT_MS = 15_000;
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private static final int CONNECT_WAIT_S = 30;
+    private static final int ELECTION_WAIT_S = 10;
 
     private final NameNodeConfig config;
     private final EmbeddedZooKeeper embeddedZk;
     private final String zkConnect;
     private final CuratorFramework curator;
-    private final GroupFormation formation;
+    private final Leadership leadership;
     private final HttpApi api;
+    private final String url;
     private final CountDownLatch closed = new CountDownLatch(1);
     private boolean closing;
 
     private NameNode(NameNodeConfig config, EmbeddedZooKeeper embeddedZk, String zkConnect, CuratorFramework curator,
-                     GroupFormation formation, HttpApi api) {
+                     Leadership leadership, HttpApi api, String url) {
         this.config = config;
         this.embeddedZk = embeddedZk;
         this.zkConnect = zkConnect;
         this.curator = curator;
-        this.formation = formation;
+        this.leadership = leadership;
         this.api = api;
+        this.url = url;
     }
 
     public static NameNode start(NameNodeConfig config) throws IOException, InterruptedException {
@@ -76,21 +89,69 @@ public final class NameNode implements AutoCloseable {
             ChunkMapStore chunkMaps = new ChunkMapStore(curator);
             GroupStore groups = new GroupStore(curator);
             NodeStore nodes = new NodeStore(curator);
-            GroupFormation formation = new GroupFormation(curator, groups, nodes);
-            formation.start();
-            started.push(formation);
+            AtomicReference<Leadership> elected = new AtomicReference<>();
+            LeaderView leaderView = new LeaderView() {
+                @Override
+                public boolean isLeader() {
+                    Leadership l = elected.get();
+                    return l != null && l.isLeader();
+                }
 
-            Router router = new NameNodeApi(volumes, chunkMaps, groups, nodes, new ChunkPlacement(groups, nodes),
-                    config.chunkSize()).router();
-            HttpApi api = HttpApi.start(config.listenHost(), config.httpPort(), router);
+                @Override
+                public Optional<String> leaderUrl() {
+                    Leadership l = elected.get();
+                    return l == null ? Optional.empty() : l.leaderUrl();
+                }
+            };
+            ChunkPlacement placement = new ChunkPlacement(groups, nodes);
+            NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
+                    new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
+                    new ProgressStore(curator), placement, leaderView);
+            Router router = new NameNodeApi(services, new NameNodeApi.Settings(config.chunkSize(),
+                    config.oversubscription(), config.leaseTtl(), System::currentTimeMillis)).router();
+            SSLContext tls = config.tls()
+                    ? TlsContexts.server(Path.of(config.tlsKeystore()), config.tlsPassword().toCharArray()) : null;
+            HttpApi api = HttpApi.start(config.listenHost(), config.httpPort(), router, config.apiToken(), tls,
+                    leaderView);
             started.push(api);
-            LOG.info("namenode serving on {} (ZooKeeper {})", "http://" + config.listenHost() + ":" + api.port(), connect);
-            return new NameNode(config, zk, connect, curator, formation, api);
-        } catch (IOException | InterruptedException | RuntimeException e) {
+            String myUrl = config.advertiseUrl().isEmpty()
+                    ? (tls == null ? "http" : "https") + "://" + config.listenHost() + ":" + api.port()
+                    : config.advertiseUrl();
+            Leadership leadership = new Leadership(curator, myUrl,
+                    () -> LeaderServices.start(curator, groups, nodes, config));
+            elected.set(leadership);
+            started.push(leadership);
+            leadership.start();
+            awaitElection(leadership);
+            LOG.info("namenode serving on {} (ZooKeeper {})", myUrl, connect);
+            return new NameNode(config, zk, connect, curator, leadership, api, myUrl);
+        } catch (Exception e) {
             while (!started.isEmpty()) {
                 closeQuietly(started.pop());
             }
-            throw e;
+            if (e instanceof IOException io) {
+                throw io;
+            }
+            if (e instanceof InterruptedException ie) {
+                throw ie;
+            }
+            if (e instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException(e);
+        }
+    }
+    /**
+     * Waits (bounded) until some namenode leads, so a lone namenode serves writes as soon as it says
+     * READY. A standby whose leader is elsewhere returns at once.
+     */
+    private static void awaitElection(Leadership leadership) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(ELECTION_WAIT_S);
+        while (leadership.leaderUrl().isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        if (leadership.leaderUrl().isEmpty()) {
+            LOG.warn("no namenode leader elected within {} s; writes answer 503 NOT_LEADER until one is", ELECTION_WAIT_S);
         }
     }
 
@@ -98,8 +159,17 @@ public final class NameNode implements AutoCloseable {
         return api.port();
     }
 
+    /** The URL this namenode advertises (and redirects to when it leads). */
     public String baseUrl() {
-        return "http://" + config.listenHost() + ":" + httpPort();
+        return url;
+    }
+
+    public boolean isLeader() {
+        return leadership.isLeader();
+    }
+
+    public Leadership leadership() {
+        return leadership;
     }
 
     /** The embedded ZooKeeper's client port, or -1 when an external ZooKeeper is used. */
@@ -128,8 +198,8 @@ public final class NameNode implements AutoCloseable {
             }
             closing = true;
         }
+        closeQuietly(leadership);
         closeQuietly(api);
-        closeQuietly(formation);
         closeQuietly(curator);
         if (embeddedZk != null) {
             closeQuietly(embeddedZk);

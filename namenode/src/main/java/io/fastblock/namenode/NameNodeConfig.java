@@ -5,20 +5,34 @@ import io.fastblock.namenode.api.SizeParser;
 import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * Everything a namenode can be told, with defaults for one machine.
  *
- * @param dataDir       where the embedded ZooKeeper keeps its snapshots and transaction log
- * @param listenHost    address the REST API binds (127.0.0.1 by default: never exposed by accident)
- * @param httpPort      REST port; 0 picks a free one (tests)
- * @param zkConnect     ZooKeeper connect string; empty means start an embedded ZooKeeper server
- * @param zkPort        client port of the embedded ZooKeeper; 0 picks a free one (tests)
- * @param chunkSize     default chunk size of new volumes, bytes
- * @param replication   replicas per chunk; only 3 is supported (head, middle, tail)
+ * @param dataDir          where the embedded ZooKeeper keeps its snapshots and transaction log
+ * @param listenHost       address the REST API binds (127.0.0.1 by default: never exposed by accident)
+ * @param httpPort         REST port; 0 picks a free one (tests)
+ * @param zkConnect        ZooKeeper connect string; empty means start an embedded ZooKeeper server
+ * @param zkPort           client port of the embedded ZooKeeper; 0 picks a free one (tests)
+ * @param chunkSize        default chunk size of new volumes, bytes
+ * @param replication      replicas per chunk; only 3 is supported (head, middle, tail)
+ * @param apiToken         bearer token every route but /v1/health requires; empty: no authentication
+ * @param tlsKeystore      PKCS12/JKS keystore with the server certificate; empty: plain HTTP
+ * @param tlsPassword      password of the keystore (and its key)
+ * @param advertiseUrl     URL other namenodes redirect clients to when this one leads; empty: derived
+ *                         from the scheme, listen address and port
+ * @param oversubscription provisioned bytes may reach usable capacity times this (thin provisioning);
+ *                         0 disables the check
+ * @param leaseTtl         how long a write lease lasts without renewal
+ * @param maxConcurrentJoins replicas being caught up at once over the cluster (re-replication throttle)
+ * @param rejoinWindow     a node back within this time after losing its session is preferred as the
+ *                         replacement in the groups it left (it catches up by delta)
  */
 public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, String zkConnect, int zkPort,
-                             long chunkSize, int replication) {
+                             long chunkSize, int replication, String apiToken, String tlsKeystore,
+                             String tlsPassword, String advertiseUrl, double oversubscription, Duration leaseTtl,
+                             int maxConcurrentJoins, Duration rejoinWindow) {
 
     public NameNodeConfig {
         if (httpPort < 0 || httpPort > 65535) {
@@ -36,7 +50,21 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--chunk-size: " + e.getMessage());
         }
+        if (!(oversubscription >= 0) || Double.isInfinite(oversubscription)) {
+            throw new IllegalArgumentException("--oversubscription must be a number >= 0 (0: no limit), got "
+                    + oversubscription);
+        }
+        if (leaseTtl.toMillis() < 1000) {
+            throw new IllegalArgumentException("--lease-ttl-ms must be at least 1000, got " + leaseTtl.toMillis());
+        }
+        if (maxConcurrentJoins < 1) {
+            throw new IllegalArgumentException("--max-concurrent-joins must be >= 1, got " + maxConcurrentJoins);
+        }
         zkConnect = zkConnect == null ? "" : zkConnect.trim();
+        apiToken = apiToken == null ? "" : apiToken;
+        tlsKeystore = tlsKeystore == null ? "" : tlsKeystore;
+        tlsPassword = tlsPassword == null ? "" : tlsPassword;
+        advertiseUrl = advertiseUrl == null ? "" : advertiseUrl.replaceAll("/+$", "");
     }
 
     public static NameNodeConfig defaults() {
@@ -52,6 +80,14 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         int zkPort = cl.getInt("zk-port", Ports.ZOOKEEPER);
         String chunk = cl.get("chunk-size", Long.toString(ChunkSizes.DEFAULT));
         int replication = cl.getInt("replication", 3);
+        String token = cl.get("api-token", "");
+        String keystore = cl.get("tls-keystore", "");
+        String password = cl.get("tls-password", "");
+        String advertise = cl.get("advertise-url", "");
+        String oversub = cl.get("oversubscription", "4.0");
+        long leaseTtlMs = cl.getLong("lease-ttl-ms", 15_000);
+        int joins = cl.getInt("max-concurrent-joins", 2);
+        long rejoinS = cl.getLong("rejoin-window-s", 300);
         cl.rejectUnknown();
         long chunkSize;
         try {
@@ -59,14 +95,26 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--chunk-size: " + e.getMessage());
         }
-        return new NameNodeConfig(dataDir, host, httpPort, zk, zkPort, chunkSize, replication);
+        double ratio;
+        try {
+            ratio = Double.parseDouble(oversub);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--oversubscription must be a number >= 0, got '" + oversub + "'");
+        }
+        return new NameNodeConfig(dataDir, host, httpPort, zk, zkPort, chunkSize, replication, token, keystore,
+                password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofSeconds(rejoinS));
     }
 
     public boolean embeddedZooKeeper() {
         return zkConnect.isEmpty();
     }
 
+    public boolean tls() {
+        return !tlsKeystore.isEmpty();
+    }
+
     public NameNodeConfig withZkConnect(String connect) {
-        return new NameNodeConfig(dataDir, listenHost, httpPort, connect, zkPort, chunkSize, replication);
+        return new NameNodeConfig(dataDir, listenHost, httpPort, connect, zkPort, chunkSize, replication, apiToken,
+                tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, rejoinWindow);
     }
 }

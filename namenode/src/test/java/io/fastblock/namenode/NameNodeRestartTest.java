@@ -28,7 +28,7 @@ class NameNodeRestartTest {
     Path dir;
 
     private NameNode start() throws Exception {
-        return NameNode.start(NameNodeConfig.fromArgs("--data-dir=" + dir, "--http-port=0", "--zk-port=0"));
+        return NameNode.start(NameNodeConfig.fromArgs("--data-dir=" + dir, "--http-port=0", "--zk-port=0", "--oversubscription=0"));
     }
 
     @Test

@@ -12,8 +12,9 @@ import java.time.Duration;
 /** A real HTTP client for the namenode's REST API, answering status + parsed JSON. */
 public final class TestHttp {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient client;
     private final String base;
+    private final String token;
 
     /** One answer: status, raw body and the body as JSON (null when empty). */
     public record Reply(int status, String body, JsonNode json, HttpResponse<String> raw) {
@@ -28,7 +29,18 @@ public final class TestHttp {
     }
 
     public TestHttp(String base) {
+        this(base, null, HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build());
+    }
+
+    /** A client sending {@code token} as bearer token (null: none) through {@code client} (e.g. one trusting a test CA). */
+    public TestHttp(String base, String token, HttpClient client) {
         this.base = base;
+        this.token = token;
+        this.client = client;
+    }
+
+    public Reply put(String path, String body) throws IOException, InterruptedException {
+        return send("PUT", path, body);
     }
 
     public Reply get(String path) throws IOException, InterruptedException {
@@ -49,6 +61,9 @@ public final class TestHttp {
                         : HttpRequest.BodyPublishers.ofString(body));
         if (body != null) {
             b.header("Content-Type", "application/json");
+        }
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
         }
         HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
         JsonNode json = r.body().isEmpty() ? null : JSON.readTree(r.body());

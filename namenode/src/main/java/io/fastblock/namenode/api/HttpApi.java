@@ -10,6 +10,11 @@ import io.fastblock.namenode.meta.MetadataUnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import javax.net.ssl.SSLContext;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 import java.net.InetSocketAddress;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -19,10 +24,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The REST server: JDK {@link HttpServer}, one context that hands every request to the {@link Router},
+ * The REST server: JDK {@link HttpServer} (or {@link HttpsServer} when given a TLS context), one context that hands every request to the {@link Router},
  * handlers on a bounded pool (when it is full the accepting thread runs the request itself, which
  * pushes back on clients instead of queueing without limit). Every error leaves as
  * {@code {"code","message"}} JSON.
+ *
+ * <p>Before a handler runs, two gates: with an API token configured, every route but
+ * {@code /v1/health} needs {@code Authorization: Bearer <token>} (else 401 {@code UNAUTHORIZED});
+ * and a namenode that does not lead sends every request that changes metadata (anything but GET)
+ * to the leader with a 307, or answers 503 {@code NOT_LEADER} when no leader is known. Reads are
+ * served by any namenode: they all read the same ZooKeeper.
  */
 public final class HttpApi implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
@@ -44,14 +55,29 @@ public final class HttpApi implements AutoCloseable {
     private final HttpServer server;
     private final ThreadPoolExecutor pool;
     private final Router router;
+    private final byte[] expectedAuthorization;
+    private final LeaderView leadership;
 
-    private HttpApi(HttpServer server, ThreadPoolExecutor pool, Router router) {
+    private HttpApi(HttpServer server, ThreadPoolExecutor pool, Router router, String apiToken, LeaderView leadership) {
         this.server = server;
         this.pool = pool;
         this.router = router;
+        this.expectedAuthorization = apiToken == null || apiToken.isEmpty() ? null
+                : ("Bearer " + apiToken).getBytes(StandardCharsets.UTF_8);
+        this.leadership = leadership;
     }
 
     public static HttpApi start(String host, int port, Router router) throws IOException {
+        return start(host, port, router, "", null, LeaderView.ALONE);
+    }
+
+    /**
+     * @param apiToken   bearer token required on every route but /v1/health; empty or null: none
+     * @param tls        TLS context (HTTPS) or null for plain HTTP
+     * @param leadership who leads; writes on a namenode that does not are redirected
+     */
+    public static HttpApi start(String host, int port, Router router, String apiToken, SSLContext tls,
+                                LeaderView leadership) throws IOException {
         AtomicInteger n = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(THREADS, THREADS, 60, TimeUnit.SECONDS,
                 new ArrayBlockingQueue<>(QUEUE), r -> {
@@ -59,8 +85,15 @@ public final class HttpApi implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 }, new ThreadPoolExecutor.CallerRunsPolicy());
-        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 128);
-        HttpApi api = new HttpApi(server, pool, router);
+        HttpServer server;
+        if (tls == null) {
+            server = HttpServer.create(new InetSocketAddress(host, port), 128);
+        } else {
+            HttpsServer https = HttpsServer.create(new InetSocketAddress(host, port), 128);
+            https.setHttpsConfigurator(new HttpsConfigurator(tls));
+            server = https;
+        }
+        HttpApi api = new HttpApi(server, pool, router, apiToken, leadership);
         server.createContext("/", api::serve);
         server.setExecutor(pool);
         server.start();
@@ -80,6 +113,7 @@ public final class HttpApi implements AutoCloseable {
             String method = exchange.getRequestMethod();
             String path = exchange.getRequestURI().getRawPath();
             try {
+                authenticate(exchange, path);
                 Router.Match match = router.match(method, path);
                 if (!match.found()) {
                     if (match.pathKnown()) {
@@ -90,8 +124,13 @@ public final class HttpApi implements AutoCloseable {
                     }
                     throw new ApiException(404, "NOT_FOUND", "no route for " + method + " " + path);
                 }
+                if (!"GET".equals(method) && !leadership.isLeader()) {
+                    redirectToLeader(exchange, method, path);
+                    return;
+                }
                 byte[] body = readBody(exchange);
-                ApiResponse response = match.handler().handle(new ApiRequest(method, path, match.params(), body));
+                ApiResponse response = match.handler().handle(new ApiRequest(method, path, match.params(), body,
+                        QueryString.parse(exchange.getRequestURI().getRawQuery())));
                 send(exchange, response.status(), response.body());
             } catch (ApiException e) {
                 send(exchange, e.status(), new ErrorBody(e.code(), e.getMessage()));
@@ -106,6 +145,34 @@ public final class HttpApi implements AutoCloseable {
             // The client went away mid-answer; nothing left to tell it.
             LOG.debug("writing response: {}", e.toString());
         }
+    }
+
+    private void authenticate(HttpExchange exchange, String path) {
+        if (expectedAuthorization == null || "/v1/health".equals(path)) {
+            return;
+        }
+        String given = exchange.getRequestHeaders().getFirst("Authorization");
+        // Constant-time comparison: the token must not leak through response timing.
+        if (given == null || !MessageDigest.isEqual(expectedAuthorization, given.trim().getBytes(StandardCharsets.UTF_8))) {
+            exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"fastblock\"");
+            throw new ApiException(401, "UNAUTHORIZED", given == null
+                    ? "this route needs an 'Authorization: Bearer <token>' header"
+                    : "the bearer token is not valid");
+        }
+    }
+
+    /** 307 keeps the method and body, so a client that follows it repeats the same write at the leader. */
+    private void redirectToLeader(HttpExchange exchange, String method, String path) throws IOException {
+        discard(exchange.getRequestBody());
+        String leader = leadership.leaderUrl().orElse(null);
+        if (leader == null) {
+            throw new ApiException(503, "NOT_LEADER", "this namenode is a standby and no leader is elected yet; "
+                    + method + " " + path + " must go to the leader");
+        }
+        String query = exchange.getRequestURI().getRawQuery();
+        String location = leader + path + (query == null ? "" : "?" + query);
+        exchange.getResponseHeaders().set("Location", location);
+        send(exchange, 307, new ErrorBody("NOT_LEADER", "this namenode is a standby; the leader is " + leader));
     }
 
     private static byte[] readBody(HttpExchange exchange) throws IOException {

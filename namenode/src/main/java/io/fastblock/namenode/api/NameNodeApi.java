@@ -1,38 +1,58 @@
 package io.fastblock.namenode.api;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fastblock.namenode.capacity.Capacity;
 import io.fastblock.namenode.meta.ChunkMapStore;
+import io.fastblock.namenode.meta.ExportStore;
 import io.fastblock.namenode.meta.GroupStore;
+import io.fastblock.namenode.meta.IdempotencyConflictException;
+import io.fastblock.namenode.meta.LeaseLostException;
+import io.fastblock.namenode.meta.LeaseStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.NodeStore.NodeState;
+import io.fastblock.namenode.meta.ProgressStore;
+import io.fastblock.namenode.meta.TenantStore;
 import io.fastblock.namenode.meta.VolumeExistsException;
 import io.fastblock.namenode.meta.VolumeNotFoundException;
 import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.namenode.placement.ChunkPlacement;
 import io.fastblock.namenode.placement.NoReplicationGroupsException;
+import io.fastblock.protocol.Iqn;
+import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.protocol.meta.LeaseRecord;
+import io.fastblock.protocol.meta.NodeAdminRecord;
+import io.fastblock.protocol.meta.TenantRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.function.LongSupplier;
 
 /** The v1 routes of the REST contract, wired to the metadata stores. */
 public final class NameNodeApi {
-    private final VolumeStore volumes;
-    private final ChunkMapStore chunkMaps;
-    private final GroupStore groups;
-    private final NodeStore nodes;
-    private final ChunkPlacement placement;
-    private final long defaultChunkSize;
+    /** What the routes work on; any field may be null for a router that is only listed (contract test). */
+    public record Services(VolumeStore volumes, ChunkMapStore chunkMaps, GroupStore groups, NodeStore nodes,
+                           ExportStore exports, LeaseStore leases, TenantStore tenants, ProgressStore progress,
+                           ChunkPlacement placement, LeaderView leadership) {
+    }
 
-    public NameNodeApi(VolumeStore volumes, ChunkMapStore chunkMaps, GroupStore groups, NodeStore nodes,
-                       ChunkPlacement placement, long defaultChunkSize) {
-        this.volumes = volumes;
-        this.chunkMaps = chunkMaps;
-        this.groups = groups;
-        this.nodes = nodes;
-        this.placement = placement;
-        this.defaultChunkSize = defaultChunkSize;
+    /** Tunables of the API: defaults for volumes, the thin-provisioning ratio, the lease duration, a clock. */
+    public record Settings(long defaultChunkSize, double oversubscription, Duration leaseTtl, LongSupplier clockMillis) {
+        public static Settings defaults(long defaultChunkSize) {
+            return new Settings(defaultChunkSize, 4.0, Duration.ofSeconds(15), System::currentTimeMillis);
+        }
+    }
+
+    private final Services s;
+    private final Settings settings;
+
+    public NameNodeApi(Services services, Settings settings) {
+        this.s = services;
+        this.settings = settings;
     }
 
     public Router router() {
@@ -47,9 +67,17 @@ public final class NameNodeApi {
                         guarded(r -> chunk(r.param("name"), r.param("index"), false)))
                 .add("POST", "/v1/volumes/{name}/chunks/{index}",
                         guarded(r -> chunk(r.param("name"), r.param("index"), true)))
-                .add("GET", "/v1/nodes", guarded(r -> ApiResponse.ok(new Views.NodeList(Views.nodes(nodes.all())))))
-                .add("GET", "/v1/groups", guarded(r -> ApiResponse.ok(new Views.GroupList(
-                        Views.groups(groups.list(), nodes.all())))));
+                .add("GET", "/v1/volumes/{name}/exports", guarded(r -> listExports(r.param("name"))))
+                .add("POST", "/v1/volumes/{name}/exports", guarded(this::createExport))
+                .add("DELETE", "/v1/volumes/{name}/exports/{initiator}",
+                        guarded(r -> deleteExport(r.param("name"), r.param("initiator"))))
+                .add("POST", "/v1/volumes/{name}/lease", guarded(this::lease))
+                .add("GET", "/v1/gateway/access", guarded(this::access))
+                .add("GET", "/v1/nodes", guarded(r -> ApiResponse.ok(new Views.NodeList(Views.nodes(s.nodes().all())))))
+                .add("POST", "/v1/nodes/{id}/drain", guarded(r -> drain(r.param("id"))))
+                .add("GET", "/v1/groups", guarded(r -> ApiResponse.ok(new Views.GroupList(groupViews(s.nodes().all())))))
+                .add("GET", "/v1/tenants", guarded(r -> ApiResponse.ok(new Views.TenantList(s.tenants().list()))))
+                .add("PUT", "/v1/tenants/{name}", guarded(this::putTenant));
     }
 
     /** Maps the metadata layer's domain errors to the contract's codes. */
@@ -61,6 +89,10 @@ public final class NameNodeApi {
                 throw new ApiException(404, "VOLUME_NOT_FOUND", e.getMessage());
             } catch (VolumeExistsException e) {
                 throw new ApiException(409, "VOLUME_EXISTS", e.getMessage());
+            } catch (IdempotencyConflictException e) {
+                throw new ApiException(409, "IDEMPOTENCY_CONFLICT", e.getMessage());
+            } catch (LeaseLostException e) {
+                throw new ApiException(409, "LEASE_LOST", e.getMessage());
             } catch (NoReplicationGroupsException e) {
                 throw new ApiException(503, "NO_REPLICATION_GROUPS", e.getMessage());
             }
@@ -68,28 +100,45 @@ public final class NameNodeApi {
     }
 
     private ApiResponse createVolume(ApiRequest r) {
-        CreateVolumeRequest req = CreateVolumeRequest.parse(r.body(), defaultChunkSize);
-        VolumeRecord v = volumes.create(req.name(), req.size(), req.chunkSize());
-        return ApiResponse.created(Views.volume(v, 0));
+        CreateVolumeRequest req = CreateVolumeRequest.parse(r.body(), settings.defaultChunkSize());
+        VolumeStore.NewVolume wanted = new VolumeStore.NewVolume(req.name(), req.size(), req.chunkSize(), req.tenant(),
+                req.qos(), req.clientId());
+        if (req.clientId() == null || s.volumes().get(req.name()).filter(v -> req.clientId().equals(v.clientId()))
+                .isEmpty()) {
+            // A repeat of an earlier create is answered even when the cluster has filled up since.
+            Capacity c = capacity(s.nodes().all(), s.volumes().list());
+            if (!c.admits(req.size())) {
+                throw new ApiException(507, "INSUFFICIENT_CAPACITY", "a volume of " + req.size()
+                        + " bytes would bring provisioned capacity to " + (c.provisioned() + req.size())
+                        + " bytes, over the limit of " + c.provisionable() + " (usable " + c.usable()
+                        + " bytes x over-subscription " + c.oversubscription() + ")");
+            }
+        }
+        VolumeStore.Created created = s.volumes().create(wanted);
+        Views.Volume view = Views.volume(created.volume(), created.created() ? 0
+                : s.chunkMaps().allocatedCount(created.volume().name()));
+        return created.created() ? ApiResponse.created(view) : ApiResponse.ok(view);
     }
 
     private ApiResponse listVolumes() {
         List<Views.Volume> out = new ArrayList<>();
-        for (VolumeRecord v : volumes.list()) {
-            out.add(Views.volume(v, chunkMaps.allocatedCount(v.name())));
+        for (VolumeRecord v : s.volumes().list()) {
+            out.add(Views.volume(v, s.chunkMaps().allocatedCount(v.name())));
         }
         return ApiResponse.ok(new Views.VolumeList(out));
     }
 
     private ApiResponse getVolume(String name) {
         VolumeRecord v = existing(name);
-        return ApiResponse.ok(Views.volume(v, chunkMaps.allocatedCount(name)));
+        return ApiResponse.ok(Views.volume(v, s.chunkMaps().allocatedCount(name)));
     }
 
     private ApiResponse deleteVolume(String name) {
-        if (!CreateVolumeRequest.validName(name) || !volumes.delete(name)) {
+        Optional<VolumeRecord> v = CreateVolumeRequest.validName(name) ? s.volumes().get(name) : Optional.empty();
+        if (v.isEmpty() || !s.volumes().delete(name)) {
             throw new VolumeNotFoundException(name);
         }
+        s.leases().delete(v.get().id());
         return ApiResponse.noContent();
     }
 
@@ -98,28 +147,146 @@ public final class NameNodeApi {
         long index = chunkIndex(v, indexText);
         OptionalInt group;
         if (allocate) {
-            group = OptionalInt.of(chunkMaps.allocate(name, index, () -> placement.groupFor(v.id(), index)));
+            group = OptionalInt.of(s.chunkMaps().allocate(name, index, () -> s.placement().groupFor(v.id(), index)));
         } else {
-            group = chunkMaps.lookup(name, index);
+            group = s.chunkMaps().lookup(name, index);
         }
         if (group.isEmpty()) {
             return ApiResponse.ok(new Views.Chunk(index, false, null));
         }
-        GroupRecord record = groups.list().stream().filter(g -> g.id() == group.getAsInt()).findFirst()
+        GroupRecord record = s.groups().get(group.getAsInt()).map(g -> g.group())
                 .orElseThrow(() -> new IllegalStateException("chunk " + index + " of " + name
                         + " is mapped to group " + group.getAsInt() + ", which does not exist"));
-        return ApiResponse.ok(new Views.Chunk(index, true, Views.group(record, nodes.all())));
+        return ApiResponse.ok(new Views.Chunk(index, true, Views.group(record, s.nodes().all())));
+    }
+
+    private ApiResponse listExports(String name) {
+        existing(name);
+        return ApiResponse.ok(new Views.ExportList(s.exports().list(name).stream().map(Views::export).toList()));
+    }
+
+    private ApiResponse createExport(ApiRequest r) {
+        String name = r.param("name");
+        existing(name);
+        ExportRecord wanted = ExportRequest.parse(name, r.body());
+        ExportStore.Put put = s.exports().putIfAbsent(wanted);
+        Views.Export view = Views.export(put.export());
+        return put.created() ? ApiResponse.created(view) : ApiResponse.ok(view);
+    }
+
+    private ApiResponse deleteExport(String name, String initiator) {
+        existing(name);
+        if (!ExportRequest.validInitiator(initiator) || !s.exports().delete(name, initiator)) {
+            throw new ApiException(404, "EXPORT_NOT_FOUND", "volume '" + name + "' has no export to '" + initiator + "'");
+        }
+        return ApiResponse.noContent();
+    }
+
+    /**
+     * Whether an initiator may log in to a target, and with which CHAP credentials. Its own export
+     * wins over an open ("*") one, so a volume can be open and still have per-host secrets.
+     */
+    private ApiResponse access(ApiRequest r) {
+        String target = r.query("target");
+        String initiator = r.query("initiator");
+        if (target == null || target.isEmpty() || initiator == null || initiator.isEmpty()) {
+            throw new ApiException(400, "BAD_REQUEST", "query parameters 'target' and 'initiator' are required");
+        }
+        String volume = Iqn.volumeOf(target);
+        if (volume == null || !CreateVolumeRequest.validName(volume) || s.volumes().get(volume).isEmpty()) {
+            return ApiResponse.ok(new Views.Access(false, target, initiator, null, null, "no such target"));
+        }
+        Optional<ExportRecord> export = ExportRequest.validInitiator(initiator) && !"*".equals(initiator)
+                ? s.exports().get(volume, initiator) : Optional.empty();
+        if (export.isEmpty()) {
+            export = s.exports().get(volume, ExportRecord.ANY_INITIATOR);
+        }
+        if (export.isEmpty()) {
+            return ApiResponse.ok(new Views.Access(false, target, initiator, volume, null,
+                    "volume '" + volume + "' is not exported to " + initiator));
+        }
+        Views.Export view = Views.export(export.get());
+        return ApiResponse.ok(new Views.Access(true, target, initiator, volume, view.chap(),
+                "export to " + export.get().initiator()));
+    }
+
+    private ApiResponse lease(ApiRequest r) {
+        VolumeRecord v = existing(r.param("name"));
+        JsonNode root = CreateVolumeRequest.parseJson(r.body());
+        String gateway = CreateVolumeRequest.token(root.get("gateway"), "gateway", "INVALID_GATEWAY");
+        if (gateway == null) {
+            throw new ApiException(400, "INVALID_GATEWAY", "gateway (the asking gateway's id) is required");
+        }
+        JsonNode e = root.get("epoch");
+        Long renew = null;
+        if (e != null && !e.isNull()) {
+            if (!e.isIntegralNumber() || !e.canConvertToLong() || e.longValue() < 1) {
+                throw new ApiException(400, "INVALID_EPOCH", "epoch must be a whole number >= 1, got " + e);
+            }
+            renew = e.longValue();
+        }
+        long ttl = settings.leaseTtl().toMillis();
+        LeaseRecord lease = s.leases().acquire(v.id(), v.name(), gateway, ttl, settings.clockMillis().getAsLong(),
+                renew);
+        return ApiResponse.ok(Views.lease(lease, ttl));
+    }
+
+    private ApiResponse drain(String id) {
+        NodeState node = s.nodes().all().get(id);
+        if (node == null) {
+            throw new ApiException(404, "NODE_NOT_FOUND", "no storage node '" + id + "' is registered");
+        }
+        if (!NodeAdminRecord.DECOMMISSIONED.equals(node.state())) {
+            s.nodes().setAdminState(id, NodeAdminRecord.DRAINING);
+        }
+        return new ApiResponse(202, Views.node(s.nodes().all().get(id)));
+    }
+
+    private ApiResponse putTenant(ApiRequest r) {
+        String name = r.param("name");
+        if (!CreateVolumeRequest.TOKEN.matcher(name).matches()) {
+            throw new ApiException(400, "INVALID_TENANT", "tenant names are 1 to 128 characters of letters, digits,"
+                    + " '.', '_', ':' and '-'");
+        }
+        JsonNode w = CreateVolumeRequest.parseJson(r.body()).get("weight");
+        if (w == null || !w.isIntegralNumber() || !w.canConvertToInt() || w.intValue() < 1 || w.intValue() > 10_000) {
+            throw new ApiException(400, "INVALID_WEIGHT", "weight must be a whole number from 1 to 10000, got " + w);
+        }
+        return ApiResponse.ok(s.tenants().put(new TenantRecord(name, w.intValue())));
+    }
+
+    private List<Views.Group> groupViews(Map<String, NodeState> nodes) {
+        return s.groups().list().stream().map(g -> Views.group(g, nodes, s.progress()::get)).toList();
     }
 
     private ApiResponse status() {
-        Map<String, NodeState> all = nodes.all();
-        List<VolumeRecord> vols = volumes.list();
+        Map<String, NodeState> all = s.nodes().all();
+        List<VolumeRecord> vols = s.volumes().list();
         int allocated = 0;
         for (VolumeRecord v : vols) {
-            allocated += chunkMaps.allocatedCount(v.name());
+            allocated += s.chunkMaps().allocatedCount(v.name());
         }
-        return ApiResponse.ok(new Views.Status(Views.nodes(all), Views.groups(groups.list(), all), vols.size(),
-                allocated));
+        List<Views.Group> groups = groupViews(all);
+        int degraded = (int) groups.stream().filter(Views.Group::degraded).count();
+        LeaderView leader = s.leadership();
+        return ApiResponse.ok(new Views.Status(Views.nodes(all), groups, vols.size(), allocated, capacity(all, vols),
+                degraded, new Views.Leadership(leader.isLeader(), leader.leaderUrl().orElse(null))));
+    }
+
+    private Capacity capacity(Map<String, NodeState> nodes, List<VolumeRecord> vols) {
+        long raw = 0;
+        for (NodeState n : nodes.values()) {
+            if (!NodeAdminRecord.DECOMMISSIONED.equals(n.state())) {
+                raw += Math.max(0, n.record().capacityBytes());
+            }
+        }
+        long provisioned = 0;
+        long allocatedBytes = 0;
+        for (VolumeRecord v : vols) {
+            provisioned += v.size();
+            allocatedBytes += Math.min(v.size(), (long) s.chunkMaps().allocatedCount(v.name()) * v.chunkSize());
+        }
+        return Capacity.of(raw, provisioned, allocatedBytes, settings.oversubscription());
     }
 
     /** Names that cannot be valid are answered without asking ZooKeeper (and never reach a znode path). */
@@ -127,7 +294,7 @@ public final class NameNodeApi {
         if (!CreateVolumeRequest.validName(name)) {
             throw new VolumeNotFoundException(name);
         }
-        return volumes.require(name);
+        return s.volumes().require(name);
     }
 
     private static long chunkIndex(VolumeRecord v, String text) {

@@ -1,13 +1,21 @@
 package io.fastblock.namenode.api;
 
+import io.fastblock.namenode.capacity.Capacity;
 import io.fastblock.namenode.meta.NodeStore.NodeState;
 import io.fastblock.protocol.Iqn;
+import io.fastblock.protocol.meta.CatchUpProgress;
+import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.protocol.meta.LeaseRecord;
 import io.fastblock.protocol.meta.NodeRecord;
+import io.fastblock.protocol.meta.QosSpec;
+import io.fastblock.protocol.meta.TenantRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 
 /** The JSON shapes of the REST contract (field order as documented) and their mapping from metadata records. */
 public final class Views {
@@ -15,13 +23,14 @@ public final class Views {
     }
 
     public record Volume(long id, String name, long size, int blockSize, long chunkSize, String iqn, String state,
-                         String createdAt, int allocatedChunks) {
+                         String createdAt, int allocatedChunks, String tenant, QosSpec qos, String clientId) {
     }
 
     public record VolumeList(List<Volume> volumes) {
     }
 
-    public record Node(String id, String host, int port, boolean live, long capacityBytes, long freeBytes) {
+    public record Node(String id, String host, int port, boolean live, long capacityBytes, long freeBytes,
+                       Map<String, String> labels, String state) {
     }
 
     public record NodeList(List<Node> nodes) {
@@ -31,7 +40,11 @@ public final class Views {
     public record Member(String id, String host, Integer port, boolean live) {
     }
 
-    public record Group(int id, long chainVersion, List<Member> members) {
+    /** A joining node and how far its catch-up is, when the storage server reports it. */
+    public record Joining(String id, String host, Integer port, boolean live, Long copiedBytes, Long totalBytes) {
+    }
+
+    public record Group(int id, long chainVersion, List<Member> members, Joining joining, boolean degraded) {
     }
 
     public record GroupList(List<Group> groups) {
@@ -40,20 +53,42 @@ public final class Views {
     public record Chunk(long index, boolean allocated, Group group) {
     }
 
-    public record Status(List<Node> nodes, List<Group> groups, int volumes, int allocatedChunks) {
+    public record Leadership(boolean leader, String leaderUrl) {
+    }
+
+    public record Status(List<Node> nodes, List<Group> groups, int volumes, int allocatedChunks, Capacity capacity,
+                         int degradedGroups, Leadership namenode) {
     }
 
     public record Health(String status) {
     }
 
+    public record Chap(String user, String secret, String targetUser, String targetSecret) {
+    }
+
+    public record Export(String volume, String iqn, String initiator, String host, Chap chap, String createdAt) {
+    }
+
+    public record ExportList(List<Export> exports) {
+    }
+
+    public record Access(boolean allowed, String target, String initiator, String volume, Chap chap, String reason) {
+    }
+
+    public record Lease(String volume, long volumeId, String holder, long epoch, String expiresAt, long ttlMs) {
+    }
+
+    public record TenantList(List<TenantRecord> tenants) {
+    }
+
     public static Volume volume(VolumeRecord v, int allocatedChunks) {
         return new Volume(v.id(), v.name(), v.size(), v.blockSize(), v.chunkSize(), Iqn.forVolume(v.name()), v.state(),
-                v.createdAt(), allocatedChunks);
+                v.createdAt(), allocatedChunks, v.tenant(), v.qos(), v.clientId());
     }
 
     public static Node node(NodeState s) {
         NodeRecord r = s.record();
-        return new Node(r.id(), r.host(), r.port(), s.live(), r.capacityBytes(), r.freeBytes());
+        return new Node(r.id(), r.host(), r.port(), s.live(), r.capacityBytes(), r.freeBytes(), r.labels(), s.state());
     }
 
     public static List<Node> nodes(Map<String, NodeState> nodes) {
@@ -61,17 +96,43 @@ public final class Views {
     }
 
     public static Group group(GroupRecord g, Map<String, NodeState> nodes) {
+        return group(g, nodes, (group, node) -> null);
+    }
+
+    /** {@code progress} gives the catch-up progress of a group's joining node (null when not reported). */
+    public static Group group(GroupRecord g, Map<String, NodeState> nodes,
+                              BiFunction<Integer, String, CatchUpProgress> progress) {
         List<Member> members = new ArrayList<>(g.members().size());
+        boolean degraded = g.members().size() < Capacity.REPLICAS;
         for (String id : g.members()) {
             NodeState s = nodes.get(id);
             members.add(s == null
                     ? new Member(id, null, null, false)
                     : new Member(id, s.record().host(), s.record().port(), s.live()));
+            degraded |= s == null || !s.live();
         }
-        return new Group(g.id(), g.chainVersion(), members);
+        Joining joining = null;
+        if (g.joining() != null) {
+            NodeState s = nodes.get(g.joining());
+            CatchUpProgress p = progress.apply(g.id(), g.joining());
+            joining = new Joining(g.joining(), s == null ? null : s.record().host(),
+                    s == null ? null : s.record().port(), s != null && s.live(),
+                    p == null ? null : p.copiedBytes(), p == null ? null : p.totalBytes());
+        }
+        return new Group(g.id(), g.chainVersion(), members, joining, degraded);
     }
 
     public static List<Group> groups(List<GroupRecord> groups, Map<String, NodeState> nodes) {
         return groups.stream().map(g -> group(g, nodes)).toList();
+    }
+
+    public static Export export(ExportRecord e) {
+        Chap chap = e.chap() ? new Chap(e.chapUser(), e.chapSecret(), e.targetUser(), e.targetSecret()) : null;
+        return new Export(e.volume(), Iqn.forVolume(e.volume()), e.initiator(), e.host(), chap, e.createdAt());
+    }
+
+    public static Lease lease(LeaseRecord l, long ttlMs) {
+        return new Lease(l.volume(), l.volumeId(), l.holder(), l.epoch(),
+                Instant.ofEpochMilli(l.expiresAtMillis()).toString(), ttlMs);
     }
 }

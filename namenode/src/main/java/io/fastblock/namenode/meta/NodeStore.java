@@ -1,6 +1,7 @@
 package io.fastblock.namenode.meta;
 
 import io.fastblock.protocol.meta.MetaJson;
+import io.fastblock.protocol.meta.NodeAdminRecord;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.util.ArrayList;
@@ -15,11 +16,19 @@ import org.apache.zookeeper.KeeperException;
 /**
  * Storage servers as they registered themselves: {@code /fastblock/nodes/{id}} (persistent record)
  * and {@code /fastblock/live/{id}} (ephemeral, present while the server's session is alive).
- * The namenode only reads these.
+ * The namenode only reads these, and keeps the operator's intent for each node (active, draining,
+ * decommissioned) in {@code /fastblock/node-admin/{id}}, which the servers never write.
  */
 public final class NodeStore {
-    /** A registered node and whether it is live right now. */
-    public record NodeState(NodeRecord record, boolean live) {
+    /** A registered node, whether it is live right now, and its admin state ({@link NodeAdminRecord}). */
+    public record NodeState(NodeRecord record, boolean live, String state) {
+        public NodeState(NodeRecord record, boolean live) {
+            this(record, live, NodeAdminRecord.ACTIVE);
+        }
+
+        public boolean active() {
+            return NodeAdminRecord.ACTIVE.equals(state);
+        }
     }
 
     private final CuratorFramework zk;
@@ -57,7 +66,7 @@ public final class NodeStore {
         for (String id : ids) {
             try {
                 byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
-                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id)));
+                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id), adminState(id)));
             } catch (KeeperException.NoNodeException e) {
                 // unregistered meanwhile
             } catch (KeeperException e) {
@@ -65,5 +74,31 @@ public final class NodeStore {
             }
         }
         return out;
+    }
+
+    /** The node's admin state; {@link NodeAdminRecord#ACTIVE} when none was ever set. */
+    public String adminState(String id) {
+        try {
+            byte[] raw = ZkCalls.run("read node state " + id, () -> zk.getData().forPath(ZkPaths.nodeAdmin(id)));
+            return MetaJson.read(raw, NodeAdminRecord.class).state();
+        } catch (KeeperException.NoNodeException e) {
+            return NodeAdminRecord.ACTIVE;
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("read node state " + id, e);
+        }
+    }
+
+    public void setAdminState(String id, String state) {
+        String path = ZkPaths.nodeAdmin(id);
+        byte[] data = MetaJson.write(new NodeAdminRecord(id, state));
+        try {
+            try {
+                ZkCalls.run("write node state", () -> zk.setData().forPath(path, data));
+            } catch (KeeperException.NoNodeException e) {
+                ZkCalls.run("create node state", () -> zk.create().creatingParentsIfNeeded().forPath(path, data));
+            }
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("write node state " + id, e);
+        }
     }
 }

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import io.fastblock.protocol.meta.QosSpec;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -33,8 +35,43 @@ public final class VolumeStore {
     }
 
     public VolumeRecord create(String name, long size, long chunkSize) {
+        return create(new NewVolume(name, size, chunkSize, null, null, null)).volume();
+    }
+
+    /** What a create asks for; {@code clientId} (nullable) makes the create idempotent. */
+    public record NewVolume(String name, long size, long chunkSize, String tenant, QosSpec qos, String clientId) {
+        public NewVolume {
+            tenant = tenant == null || tenant.isEmpty() ? VolumeRecord.DEFAULT_TENANT : tenant;
+            qos = qos == null ? QosSpec.UNLIMITED : qos;
+        }
+
+        /** Whether {@code v} is what this request would have created (id and times aside). */
+        boolean describes(VolumeRecord v) {
+            return v.name().equals(name) && v.size() == size && v.chunkSize() == chunkSize
+                    && v.tenant().equals(tenant) && v.qos().equals(qos);
+        }
+    }
+
+    /** The volume and whether this call created it (false: an earlier create with the same client id did). */
+    public record Created(VolumeRecord volume, boolean created) {
+    }
+
+    /**
+     * Creates a volume. With a client id the create is idempotent: the id is claimed in the same
+     * transaction as the name, so a repeat with the same id and the same request returns the
+     * volume it created ({@code created} false), and a repeat with the same id but a different
+     * request fails with {@link IdempotencyConflictException}.
+     */
+    public Created create(NewVolume req) {
+        String name = req.name();
         String createdAt = Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
         while (true) {
+            if (req.clientId() != null) {
+                Optional<Created> earlier = earlierCreate(req);
+                if (earlier.isPresent()) {
+                    return earlier.get();
+                }
+            }
             Stat counterStat = new Stat();
             long id;
             try {
@@ -47,16 +84,28 @@ public final class VolumeStore {
             } catch (KeeperException e) {
                 throw ZkCalls.unexpected("read volume id counter", e);
             }
-            VolumeRecord record = new VolumeRecord(id, name, size, BLOCK_SIZE, chunkSize, STATE_AVAILABLE, createdAt);
+            VolumeRecord record = new VolumeRecord(id, name, req.size(), BLOCK_SIZE, req.chunkSize(), STATE_AVAILABLE,
+                    createdAt, req.tenant(), req.qos(), req.clientId());
             byte[] next = Long.toString(id + 1).getBytes(StandardCharsets.US_ASCII);
             try {
-                ZkCalls.run("create volume " + name, () -> zk.transaction().forOperations(
-                        zk.transactionOp().create().forPath(ZkPaths.volume(name), MetaJson.write(record)),
-                        zk.transactionOp().create().forPath(ZkPaths.chunkMap(name)),
-                        zk.transactionOp().setData().withVersion(counterStat.getVersion())
-                                .forPath(ZkPaths.VOLUME_ID_COUNTER, next)));
-                return record;
+                ZkCalls.run("create volume " + name, () -> {
+                    List<CuratorOp> ops = new ArrayList<>();
+                    ops.add(zk.transactionOp().create().forPath(ZkPaths.volume(name), MetaJson.write(record)));
+                    ops.add(zk.transactionOp().create().forPath(ZkPaths.chunkMap(name)));
+                    ops.add(zk.transactionOp().create().forPath(ZkPaths.exports(name)));
+                    ops.add(zk.transactionOp().setData().withVersion(counterStat.getVersion())
+                            .forPath(ZkPaths.VOLUME_ID_COUNTER, next));
+                    if (req.clientId() != null) {
+                        ops.add(zk.transactionOp().create().forPath(ZkPaths.clientId(req.clientId()),
+                                name.getBytes(StandardCharsets.UTF_8)));
+                    }
+                    return zk.transaction().forOperations(ops);
+                });
+                return new Created(record, true);
             } catch (KeeperException.NodeExistsException e) {
+                if (req.clientId() != null && clientIdOwner(req.clientId()).isPresent()) {
+                    continue; // the id was claimed meanwhile: answer as a repeat of that create
+                }
                 throw new VolumeExistsException(name);
             } catch (KeeperException.BadVersionException e) {
                 // Another create took this id first; read the counter again.
@@ -65,6 +114,32 @@ public final class VolumeStore {
             } catch (KeeperException e) {
                 throw ZkCalls.unexpected("create volume " + name, e);
             }
+        }
+    }
+
+    private Optional<Created> earlierCreate(NewVolume req) {
+        Optional<String> owner = clientIdOwner(req.clientId());
+        if (owner.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<VolumeRecord> v = get(owner.get()).filter(r -> req.clientId().equals(r.clientId()));
+        if (v.isEmpty()) {
+            return Optional.empty(); // the volume was deleted meanwhile and its id released
+        }
+        if (!req.describes(v.get())) {
+            throw new IdempotencyConflictException(req.clientId(), v.get());
+        }
+        return Optional.of(new Created(v.get(), false));
+    }
+
+    private Optional<String> clientIdOwner(String clientId) {
+        try {
+            byte[] raw = ZkCalls.run("read client id", () -> zk.getData().forPath(ZkPaths.clientId(clientId)));
+            return Optional.of(new String(raw, StandardCharsets.UTF_8));
+        } catch (KeeperException.NoNodeException e) {
+            return Optional.empty();
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("read client id", e);
         }
     }
 
@@ -106,6 +181,27 @@ public final class VolumeStore {
      * The data the storage servers hold for it is not reclaimed yet (a later piece of work).
      */
     public boolean delete(String name) {
+        Optional<VolumeRecord> record = get(name);
+        boolean deleted = deleteTree(name);
+        if (deleted && record.isPresent() && record.get().clientId() != null) {
+            // Releases the client id only if it still names this volume (never another's claim).
+            String idPath = ZkPaths.clientId(record.get().clientId());
+            try {
+                Stat stat = new Stat();
+                byte[] raw = ZkCalls.run("read client id", () -> zk.getData().storingStatIn(stat).forPath(idPath));
+                if (name.equals(new String(raw, StandardCharsets.UTF_8))) {
+                    ZkCalls.run("release client id", () -> zk.delete().withVersion(stat.getVersion()).forPath(idPath));
+                }
+            } catch (KeeperException.NoNodeException | KeeperException.BadVersionException e) {
+                // already released or re-claimed
+            } catch (KeeperException e) {
+                throw ZkCalls.unexpected("release client id of " + name, e);
+            }
+        }
+        return deleted;
+    }
+
+    private boolean deleteTree(String name) {
         String path = ZkPaths.volume(name);
         for (int attempt = 0; ; attempt++) {
             try {

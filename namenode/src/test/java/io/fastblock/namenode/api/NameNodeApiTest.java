@@ -50,7 +50,7 @@ class NameNodeApiTest {
     void start() throws Exception {
         zkServer = new TestingServer(true);
         namenode = NameNode.start(NameNodeConfig.fromArgs("--data-dir=" + dir, "--http-port=0",
-                "--zk=" + zkServer.getConnectString()));
+                "--zk=" + zkServer.getConnectString(), "--oversubscription=0"));
         http = new TestHttp(namenode.baseUrl());
     }
 
@@ -96,7 +96,7 @@ class NameNodeApiTest {
         Instant.parse(v.get("createdAt").asText());
         assertEquals(0, v.get("allocatedChunks").asInt());
         assertEquals(List.of("id", "name", "size", "blockSize", "chunkSize", "iqn", "state", "createdAt",
-                "allocatedChunks"), fieldNames(v));
+                "allocatedChunks", "tenant", "qos", "clientId"), fieldNames(v));
 
         Reply second = create("{\"name\":\"vol2\",\"size\":1073741824,\"chunkSize\":1048576}");
         assertEquals(201, second.status(), second.toString());
@@ -282,7 +282,8 @@ class NameNodeApiTest {
         Reply nodes = http.get("/v1/nodes");
         assertEquals(200, nodes.status());
         JsonNode first = nodes.json().get("nodes").get(0);
-        assertEquals(List.of("id", "host", "port", "live", "capacityBytes", "freeBytes"), fieldNames(first));
+        assertEquals(List.of("id", "host", "port", "live", "capacityBytes", "freeBytes", "labels", "state"),
+                fieldNames(first));
         assertEquals("storage-1", first.get("id").asText());
         assertEquals(100 * GIB, first.get("capacityBytes").asLong());
         assertEquals(60 * GIB, first.get("freeBytes").asLong());
@@ -318,7 +319,8 @@ class NameNodeApiTest {
 
         Reply status = http.get("/v1/status");
         assertEquals(200, status.status());
-        assertEquals(List.of("nodes", "groups", "volumes", "allocatedChunks"), fieldNames(status.json()));
+        assertEquals(List.of("nodes", "groups", "volumes", "allocatedChunks", "capacity", "degradedGroups",
+                "namenode"), fieldNames(status.json()));
         assertEquals(3, status.json().get("nodes").size());
         assertEquals(3, status.json().get("groups").size());
         assertEquals(1, status.json().get("volumes").asInt());

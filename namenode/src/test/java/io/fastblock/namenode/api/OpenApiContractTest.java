@@ -44,7 +44,8 @@ class OpenApiContractTest {
 
     private static Set<String> servedRoutes() {
         // Handlers are never invoked here, so the router can be built without stores.
-        Router router = new NameNodeApi(null, null, null, null, null, ChunkSizes.DEFAULT).router();
+        Router router = new NameNodeApi(new NameNodeApi.Services(null, null, null, null, null, null, null, null, null, null),
+                NameNodeApi.Settings.defaults(ChunkSizes.DEFAULT)).router();
         Set<String> routes = new TreeSet<>();
         for (Router.Route r : router.routes()) {
             routes.add(r.method() + " " + r.pattern());
@@ -81,7 +82,10 @@ class OpenApiContractTest {
         spec.at("/components/schemas/Error/properties/code/enum").forEach(c -> codes.add(c.asText()));
         assertEquals(Set.of("NOT_FOUND", "METHOD_NOT_ALLOWED", "PAYLOAD_TOO_LARGE", "BAD_REQUEST", "MALFORMED_JSON",
                 "INVALID_NAME", "INVALID_SIZE", "INVALID_CHUNK_SIZE", "INVALID_CHUNK_INDEX", "VOLUME_EXISTS",
-                "VOLUME_NOT_FOUND", "NO_REPLICATION_GROUPS", "METADATA_UNAVAILABLE", "INTERNAL_ERROR"), codes);
+                "VOLUME_NOT_FOUND", "NO_REPLICATION_GROUPS", "METADATA_UNAVAILABLE", "INTERNAL_ERROR", "UNAUTHORIZED",
+                "NOT_LEADER", "INVALID_TENANT", "INVALID_QOS", "INVALID_ID", "IDEMPOTENCY_CONFLICT",
+                "INSUFFICIENT_CAPACITY", "INVALID_INITIATOR", "INVALID_HOST", "INVALID_CHAP", "EXPORT_NOT_FOUND",
+                "INVALID_GATEWAY", "INVALID_EPOCH", "LEASE_LOST", "NODE_NOT_FOUND", "INVALID_WEIGHT"), codes);
     }
 
     private static void collectRefs(JsonNode n, Set<String> refs) {

@@ -9,6 +9,7 @@ package io.fastblock.protocol.meta;
  * /fastblock/live/{nodeId}               ephemeral   written by the storage server's own session
  * /fastblock/groups/{groupId}            persistent  GroupRecord JSON (chain order, chain version)
  * /fastblock/groups/{groupId}/caught-up/{nodeId}  persistent  created by a joining node once caught up
+ * /fastblock/groups/{groupId}/progress/{nodeId}   persistent  CatchUpProgress JSON, optional, by the joining node
  * /fastblock/volumes/{name}              persistent  VolumeRecord JSON
  * /fastblock/volumes/{name}/chunkmap/{b} persistent  ChunkMapBucket bytes: group id per chunk
  * /fastblock/volumes/{name}/exports/{i}  persistent  ExportRecord JSON; i = URL-encoded initiator IQN or "*"
@@ -52,6 +53,11 @@ public final class ZkPaths {
     /** Created by the joining node of a group once it holds everything the tail holds. */
     public static String caughtUp(int groupId, String nodeId) {
         return group(groupId) + "/caught-up/" + nodeId;
+    }
+
+    /** Optional progress report of a joining node's catch-up ({@link CatchUpProgress}). */
+    public static String catchUpProgress(int groupId, String nodeId) {
+        return group(groupId) + "/progress/" + nodeId;
     }
 
     public static int groupIdOf(String childName) {
