@@ -25,23 +25,55 @@ import org.rocksdb.WriteOptions;
 
 /**
  * Where each byte of each chunk lives in the log: RocksDB at {@code <data-dir>/index}, key
- * (volumeId, chunkIndex, chunkOffset) big-endian, value (segment, record position, data offset
- * in record, length, sequence). Extents of a chunk never overlap: applying a write trims, splits
- * or removes the extents it covers in the same batch, so a read is a seek to the floor key and
- * a forward scan. Each batch also stores the log position up to which the index is complete
- * (the replay checkpoint), so the log itself is the only journal.
+ * (volumeId, chunkIndex, chunkOffset) big-endian, value (segment, run position, data offset in
+ * the run, length, sequence, run bytes, run data bytes). Extents of a chunk never overlap:
+ * applying a write trims, splits or removes the extents it covers in the same batch, so a read
+ * is a seek to the floor key and a forward scan. Each batch also stores the log position up to
+ * which the index is complete (the replay checkpoint), so the log itself is the only journal.
+ *
+ * <p>A write whose record directly follows, in the same segment, the run that holds the chunk
+ * bytes just before it extends that run's extent instead of adding a key (up to
+ * {@link #MAX_RUN_BYTES} of file span, which bounds what a read of one extent must load), so a
+ * sequentially written chunk costs few keys.
+ *
+ * <p>The cleaner's moved records and {@link LogStore#fold} change the index only where it still
+ * points at the run they copied ({@link #apply} for moved records, {@link #remove}): a
+ * compare-and-set on (segment, run position) inside the batch, so bytes rewritten meanwhile keep
+ * their newer place.
  */
 public final class ExtentIndex implements Closeable {
     static final int KEY = 24;
-    static final int VALUE = 8 + 8 + 4 + 4 + 8;
+    static final int VALUE = 8 + 8 + 4 + 4 + 8 + 4 + 4;
+    private static final int LEGACY_VALUE = 8 + 8 + 4 + 4 + 8;
+    /** Largest file span of a merged run: a read of any byte of an extent loads at most this much (or one record). */
+    static final int MAX_RUN_BYTES = 1 << 20;
     private static final byte[] CHECKPOINT_KEY = "checkpoint".getBytes(StandardCharsets.US_ASCII);
 
     static {
         RocksDB.loadLibrary();
     }
 
-    /** A write to index: its chunk range and where its record is. */
-    public record IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition) {
+    /**
+     * A record to index: its chunk range and where it is. For a moved record {@code originSegment}
+     * and {@code originPosition} name the run it was copied from; they are -1 otherwise.
+     */
+    public record IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition,
+                               int recordBytes, long originSegment, long originPosition) {
+        public IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition) {
+            this(chunk, offset, length, sequence, segment, recordPosition, LogRecord.HEADER + length, -1, -1);
+        }
+
+        boolean moved() {
+            return originSegment >= 0;
+        }
+    }
+
+    /** Chunk bytes {@code [start, end)} to drop from the index where they still read from the run at (segment, position). */
+    public record Piece(ChunkId chunk, long start, long end, long segment, long position) {
+    }
+
+    /** One index entry, as a scan returns it. */
+    public record Entry(ChunkId chunk, Extent extent) {
     }
 
     private final DBOptions dbOptions;
@@ -87,13 +119,25 @@ public final class ExtentIndex implements Closeable {
 
     private static byte[] value(Extent e) {
         return ByteBuffer.allocate(VALUE).putLong(e.segment()).putLong(e.recordPosition()).putInt(e.dataOffset())
-                .putInt(e.length()).putLong(e.sequence()).array();
+                .putInt(e.length()).putLong(e.sequence()).putInt(e.runBytes()).putInt(e.runData()).array();
     }
 
     private static Extent extent(byte[] key, byte[] value) {
         ByteBuffer v = ByteBuffer.wrap(value);
         long off = ByteBuffer.wrap(key).getLong(16);
-        return new Extent(off, v.getLong(), v.getLong(), v.getInt(), v.getInt(), v.getLong());
+        long seg = v.getLong();
+        long pos = v.getLong();
+        int dataOffset = v.getInt();
+        int length = v.getInt();
+        long seq = v.getLong();
+        int runBytes = value.length >= VALUE ? v.getInt() : 0;
+        int runData = value.length >= VALUE ? v.getInt() : 0;
+        return new Extent(off, seg, pos, dataOffset, length, seq, runBytes, runData);
+    }
+
+    private static ChunkId chunkOf(byte[] key) {
+        ByteBuffer k = ByteBuffer.wrap(key);
+        return new ChunkId(k.getLong(0), k.getLong(8));
     }
 
     /** The log position up to which every record is in the index, or null for a fresh index. */
@@ -111,50 +155,130 @@ public final class ExtentIndex implements Closeable {
     }
 
     /**
-     * Applies writes in log order (later wins) and the new checkpoint in one atomic batch.
-     * Returns, per segment, the bytes of older extents these writes made dead (live-byte accounting for the cleaner).
+     * Applies records in log order (later wins) and the new checkpoint in one atomic batch. A
+     * moved record takes over only the bytes that still read from its origin run.
+     * Returns the change of live data bytes per segment (negative where bytes died).
      */
     public Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
-        Map<Long, Long> dead = new HashMap<>();
+        Map<Long, Long> delta = new HashMap<>();
         try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
              ReadOptions ro = new ReadOptions()) {
             for (IndexedWrite w : writes) {
                 if (w.length() == 0) {
                     continue;
                 }
-                long start = w.offset();
-                long end = start + w.length();
-                List<Extent> overlapping = new ArrayList<>();
-                // The iterator must see this batch's own earlier writes: a base+delta iterator does.
-                try (RocksIterator base = db.newIterator(extents, ro);
-                     RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
-                    collectOverlapping(it, w.chunk(), start, end, overlapping);
+                Extent target = new Extent(w.offset(), w.segment(), w.recordPosition(), 0, w.length(), w.sequence(),
+                        w.recordBytes(), w.length());
+                if (w.moved()) {
+                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
+                            w.originPosition(), target, delta);
+                } else {
+                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    insert(batch, ro, w.chunk(), target, delta);
                 }
-                for (Extent e : overlapping) {
-                    batch.delete(extents, key(w.chunk(), e.chunkOffset()));
-                    long keptLeft = Math.max(0, start - e.chunkOffset());
-                    long keptRight = Math.max(0, e.end() - end);
-                    dead.merge(e.segment(), e.length() - keptLeft - keptRight, Long::sum);
-                    if (keptLeft > 0) {
-                        batch.put(extents, key(w.chunk(), e.chunkOffset()), value(new Extent(e.chunkOffset(), e.segment(),
-                                e.recordPosition(), e.dataOffset(), (int) keptLeft, e.sequence())));
-                    }
-                    if (keptRight > 0) {
-                        int skip = (int) (end - e.chunkOffset());
-                        batch.put(extents, key(w.chunk(), end), value(new Extent(end, e.segment(), e.recordPosition(),
-                                e.dataOffset() + skip, (int) keptRight, e.sequence())));
-                    }
-                }
-                batch.put(extents, key(w.chunk(), start),
-                        value(new Extent(start, w.segment(), w.recordPosition(), 0, w.length(), w.sequence())));
             }
             batch.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
                     .putLong(checkpoint.position()).array());
             db.write(writeOptions, batch);
-            return dead;
+            return delta;
         } catch (RocksDBException e) {
             throw new IOException("index update failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * Drops each piece's bytes where they still read from the piece's run (entries changed
+     * meanwhile stay), in one batch that is synced before this returns.
+     * Returns the change of live data bytes per segment.
+     */
+    public Map<Long, Long> remove(List<Piece> pieces) throws IOException {
+        Map<Long, Long> delta = new HashMap<>();
+        try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
+             ReadOptions ro = new ReadOptions();
+             WriteOptions synced = new WriteOptions().setSync(true)) {
+            for (Piece p : pieces) {
+                replace(batch, ro, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
+            }
+            db.write(synced, batch);
+            return delta;
+        } catch (RocksDBException e) {
+            throw new IOException("index update failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Makes every index update so far durable (the cleaner calls this before deleting a segment). */
+    public void sync() throws IOException {
+        try {
+            db.syncWal();
+        } catch (RocksDBException e) {
+            throw new IOException("index sync failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Within {@code [start, end)} of {@code chunk}: every extent (or, if {@code srcSegment >= 0},
+     * every extent reading from run (srcSegment, srcPosition)) loses the covered bytes, which go to
+     * {@code target}'s run (mapped as target.chunkOffset -> target.dataOffset) or, with a null
+     * target, out of the index.
+     */
+    private void replace(WriteBatchWithIndex batch, ReadOptions ro, ChunkId chunk, long start, long end,
+                         long srcSegment, long srcPosition, Extent target, Map<Long, Long> delta) throws RocksDBException {
+        List<Extent> overlapping = new ArrayList<>();
+        // The iterator must see this batch's own earlier writes: a base+delta iterator does.
+        try (RocksIterator base = db.newIterator(extents, ro);
+             RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
+            collectOverlapping(it, chunk, start, end, overlapping);
+        }
+        for (Extent e : overlapping) {
+            if (srcSegment >= 0 && !e.in(srcSegment, srcPosition)) {
+                continue;
+            }
+            long a = Math.max(start, e.chunkOffset());
+            long b = Math.min(end, e.end());
+            batch.delete(extents, key(chunk, e.chunkOffset()));
+            if (a > e.chunkOffset()) {
+                batch.put(extents, key(chunk, e.chunkOffset()), value(new Extent(e.chunkOffset(), e.segment(),
+                        e.recordPosition(), e.dataOffset(), (int) (a - e.chunkOffset()), e.sequence(), e.runBytes(), e.runData())));
+            }
+            if (b < e.end()) {
+                batch.put(extents, key(chunk, b), value(new Extent(b, e.segment(), e.recordPosition(),
+                        e.dataOffset() + (int) (b - e.chunkOffset()), (int) (e.end() - b), e.sequence(), e.runBytes(), e.runData())));
+            }
+            delta.merge(e.segment(), -(b - a), Long::sum);
+            if (target != null) {
+                batch.put(extents, key(chunk, a), value(new Extent(a, target.segment(), target.recordPosition(),
+                        target.dataOffset() + (int) (a - target.chunkOffset()), (int) (b - a), e.sequence(),
+                        target.runBytes(), target.runData())));
+                delta.merge(target.segment(), b - a, Long::sum);
+            }
+        }
+    }
+
+    /** Puts a fresh record's extent, extending the extent just before it when its run ends right where the record starts. */
+    private void insert(WriteBatchWithIndex batch, ReadOptions ro, ChunkId chunk, Extent w, Map<Long, Long> delta)
+            throws RocksDBException {
+        delta.merge(w.segment(), (long) w.length(), Long::sum);
+        if (w.chunkOffset() > 0) {
+            byte[] before = key(chunk, w.chunkOffset() - 1);
+            try (RocksIterator base = db.newIterator(extents, ro);
+                 RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
+                it.seekForPrev(before);
+                if (it.isValid() && sameChunk(it.key(), before)) {
+                    Extent left = extent(it.key(), it.value());
+                    if (left.end() == w.chunkOffset() && left.segment() == w.segment() && left.runBytes() > 0
+                            && left.recordPosition() + left.runBytes() == w.recordPosition()
+                            && left.dataOffset() + left.length() == left.runData()
+                            && (long) left.runBytes() + w.runBytes() <= MAX_RUN_BYTES) {
+                        batch.put(extents, key(chunk, left.chunkOffset()), value(new Extent(left.chunkOffset(),
+                                left.segment(), left.recordPosition(), left.dataOffset(), left.length() + w.length(),
+                                Math.max(left.sequence(), w.sequence()), left.runBytes() + w.runBytes(),
+                                left.runData() + w.length())));
+                        return;
+                    }
+                }
+            }
+        }
+        batch.put(extents, key(chunk, w.chunkOffset()), value(w));
     }
 
     /** The extents of {@code chunk} overlapping {@code [start, end)}, in offset order (unclipped). */
@@ -190,7 +314,33 @@ public final class ExtentIndex implements Closeable {
         }
     }
 
-    /** Live bytes per segment, computed by a full scan (the cleaner's starting point; not on any hot path). */
+    /** Up to {@code limit} entries in key order, starting after {@code after} (null: from the first). */
+    public List<Entry> scan(Entry after, int limit) throws IOException {
+        List<Entry> out = new ArrayList<>();
+        try (ReadOptions ro = new ReadOptions(); RocksIterator it = db.newIterator(extents, ro)) {
+            if (after == null) {
+                it.seekToFirst();
+            } else {
+                byte[] k = key(after.chunk(), after.extent().chunkOffset());
+                it.seek(k);
+                if (it.isValid() && Arrays.equals(it.key(), k)) {
+                    it.next();
+                }
+            }
+            for (; it.isValid() && out.size() < limit; it.next()) {
+                byte[] k = it.key();
+                if (k.length == KEY) {
+                    out.add(new Entry(chunkOf(k), extent(k, it.value())));
+                }
+            }
+            it.status();
+        } catch (RocksDBException e) {
+            throw new IOException("index scan failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** Live bytes per segment, computed by a full scan (rebuilds the accounting at open; not on any hot path). */
     public Map<Long, Long> liveBytesBySegment() {
         Map<Long, Long> live = new HashMap<>();
         try (RocksIterator it = db.newIterator(extents)) {

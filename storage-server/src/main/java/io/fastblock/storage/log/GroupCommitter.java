@@ -6,7 +6,7 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -19,31 +19,47 @@ import org.slf4j.LoggerFactory;
  * The single writer of the log. It takes every append queued since its last round, writes them
  * in order, makes them durable with one fsync per touched segment (normally exactly one), then
  * applies them to the index with the new checkpoint and completes the callers' futures. Writers
- * that arrive while an fsync runs are queued and share the next one.
+ * that arrive while an fsync runs are queued and share the next one. The cleaner's moved records
+ * go through the same queue in small batches, so they share fsyncs with foreground writes and
+ * never hold this thread for long.
+ *
+ * <p>A full disk fails only the batch that hit it ({@link NoSpaceException}): the partial tail
+ * is cut off again and the log keeps going. Any other I/O error leaves the tail of unknown shape,
+ * so the store refuses further appends until a restart replays and truncates it.
  */
 final class GroupCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitter.class);
     private static final int MAX_BATCH = 1024;
 
-    private record Append(ChunkId chunk, long offset, long sequence, ByteBuf data, CompletableFuture<Void> done) {
+    private record Append(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition, ByteBuf data,
+                          CompletableFuture<Void> done) {
+        boolean moved() {
+            return originSegment >= 0;
+        }
     }
 
-    private static final Append STOP = new Append(null, 0, 0, null, null);
+    private static final Append STOP = new Append(null, 0, 0, -1, -1, null, null);
 
     private final SegmentSet segments;
     private final ExtentIndex index;
     private final StorageMetrics metrics;
     private final LiveBytes liveBytes;
+    private final DiskSpace space;
     private final LinkedBlockingQueue<Append> queue = new LinkedBlockingQueue<>();
     private final Thread thread;
     private volatile boolean accepting = true;
     private volatile IOException failure;
+    /** Segment of the last checkpoint written to the index: segments before it are never replayed. */
+    private volatile long checkpointSegment;
 
-    GroupCommitter(SegmentSet segments, ExtentIndex index, StorageMetrics metrics, LiveBytes liveBytes) {
+    GroupCommitter(SegmentSet segments, ExtentIndex index, StorageMetrics metrics, LiveBytes liveBytes, DiskSpace space,
+                   long checkpointSegment) {
         this.segments = segments;
         this.index = index;
         this.metrics = metrics;
         this.liveBytes = liveBytes;
+        this.space = space;
+        this.checkpointSegment = checkpointSegment;
         this.thread = new Thread(this::run, "log-group-commit");
         this.thread.setDaemon(true);
         this.thread.start();
@@ -51,16 +67,28 @@ final class GroupCommitter {
 
     /** Queues an append; takes ownership of {@code data}. Completes once durable and indexed. */
     CompletableFuture<Void> append(ChunkId chunk, long offset, long sequence, ByteBuf data) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
+        return enqueue(new Append(chunk, offset, sequence, -1, -1, data, new CompletableFuture<>()));
+    }
+
+    /** Queues a moved record (cleaner): indexed only where the index still reads from the origin run. */
+    CompletableFuture<Void> move(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition, ByteBuf data) {
+        return enqueue(new Append(chunk, offset, sequence, originSegment, originPosition, data, new CompletableFuture<>()));
+    }
+
+    private CompletableFuture<Void> enqueue(Append a) {
         IOException failed = failure;
         if (failed != null || !accepting) {
-            data.release();
-            done.completeExceptionally(failed != null ? new IOException("log store failed earlier: " + failed.getMessage(), failed)
+            a.data.release();
+            a.done.completeExceptionally(failed != null ? new IOException("log store failed earlier: " + failed.getMessage(), failed)
                     : new IOException("log store is closing"));
-            return done;
+            return a.done;
         }
-        queue.add(new Append(chunk, offset, sequence, data, done));
-        return done;
+        queue.add(a);
+        return a.done;
+    }
+
+    long checkpointSegment() {
+        return checkpointSegment;
     }
 
     private void run() {
@@ -88,47 +116,114 @@ final class GroupCommitter {
         }
     }
 
-    private void commit(List<Append> batch) {
+    private void commit(List<Append> all) {
         if (failure != null) {
-            failAll(batch, new IOException("log store failed earlier: " + failure.getMessage(), failure));
+            failAll(all, new IOException("log store failed earlier: " + failure.getMessage(), failure));
+            release(all);
+            return;
+        }
+        List<Append> batch = admit(all);
+        if (batch.isEmpty()) {
             return;
         }
         List<ExtentIndex.IndexedWrite> writes = new ArrayList<>(batch.size());
-        Map<LogSegment, Boolean> touched = new IdentityHashMap<>();
+        // Where each touched segment ended before this batch, to cut a partial batch off again.
+        Map<LogSegment, Long> touched = new LinkedHashMap<>();
+        boolean written = false;
         try {
             for (Append a : batch) {
                 ByteBuffer[] data = a.data.nioBuffers(a.data.readerIndex(), a.data.readableBytes());
-                ByteBuffer header = LogRecord.header(a.chunk, a.offset, a.sequence, data);
+                ByteBuffer header = LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
                 int length = a.data.readableBytes();
-                LogSegment seg = segments.forAppend(LogRecord.HEADER + (long) length);
+                int recordBytes = header.remaining() + length;
+                LogSegment seg = segments.forAppend(recordBytes);
+                touched.putIfAbsent(seg, seg.size());
                 ByteBuffer[] parts = new ByteBuffer[data.length + 1];
                 parts[0] = header;
                 System.arraycopy(data, 0, parts, 1, data.length);
                 long pos = seg.append(parts);
-                touched.put(seg, Boolean.TRUE);
-                writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos));
+                writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos,
+                        recordBytes, a.originSegment, a.originPosition));
             }
+            written = true;
             for (LogSegment seg : touched.keySet()) {
                 seg.force();
                 metrics.logFsyncs.increment();
             }
             metrics.logAppends.increment(batch.size());
             LogSegment last = segments.active();
-            Map<Long, Long> dead = index.apply(writes, new LogPosition(last.number(), last.size()));
-            liveBytes.record(writes, dead);
-        } catch (IOException | RuntimeException e) {
-            // The log's tail is now of unknown shape; refuse further appends until a restart replays and truncates it.
-            failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
-            LOG.error("log append failed; the log store stops accepting writes", e);
-            failAll(batch, failure);
+            Map<Long, Long> delta = index.apply(writes, new LogPosition(last.number(), last.size()));
+            checkpointSegment = last.number();
+            liveBytes.apply(delta);
+        } catch (IOException e) {
+            if (!written && NoSpaceException.isNoSpace(e) && cutBack(touched)) {
+                LOG.warn("log disk full: {} appends failed, the log stays as it was", batch.size());
+                failAll(batch, new NoSpaceException("log disk is full: " + e.getMessage(), e));
+                return;
+            }
+            fatal(batch, e);
+            return;
+        } catch (RuntimeException e) {
+            fatal(batch, new IOException(e.toString(), e));
             return;
         } finally {
-            for (Append a : batch) {
-                a.data.release();
-            }
+            release(batch);
         }
         for (Append a : batch) {
             a.done.complete(null);
+        }
+    }
+
+    /** Fails foreground appends that would eat into the reserve; returns the rest. */
+    private List<Append> admit(List<Append> all) {
+        long foreground = 0;
+        for (Append a : all) {
+            if (!a.moved()) {
+                foreground += LogRecord.HEADER + a.data.readableBytes();
+            }
+        }
+        if (foreground == 0) {
+            return all;
+        }
+        try {
+            space.check(foreground);
+            return all;
+        } catch (IOException e) {
+            List<Append> kept = new ArrayList<>();
+            List<Append> refused = new ArrayList<>();
+            for (Append a : all) {
+                (a.moved() ? kept : refused).add(a);
+            }
+            NoSpaceException full = e instanceof NoSpaceException n ? n : new NoSpaceException(e.getMessage(), e);
+            failAll(refused, full);
+            release(refused);
+            return kept;
+        }
+    }
+
+    /** Cuts the segments back to where they ended before the failed batch; false if that fails too. */
+    private boolean cutBack(Map<LogSegment, Long> touched) {
+        try {
+            for (Map.Entry<LogSegment, Long> t : touched.entrySet()) {
+                t.getKey().truncate(t.getValue());
+            }
+            return true;
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot cut a failed append off the log", e);
+            return false;
+        }
+    }
+
+    private void fatal(List<Append> batch, IOException e) {
+        // The log's tail is now of unknown shape; refuse further appends until a restart replays and truncates it.
+        failure = e;
+        LOG.error("log append failed; the log store stops accepting writes", e);
+        failAll(batch, e);
+    }
+
+    private static void release(List<Append> batch) {
+        for (Append a : batch) {
+            a.data.release();
         }
     }
 

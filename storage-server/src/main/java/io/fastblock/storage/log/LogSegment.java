@@ -4,15 +4,22 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.concurrent.atomic.AtomicInteger;
 
-/** One file {@code log/<number>.seg} of records; appended to by the group committer only. */
+/**
+ * One file {@code log/<number>.seg} of records; appended to by the group committer only.
+ * Reference counted: the segment set holds one reference and every reader one more while it
+ * reads, so a segment the cleaner retires is closed and deleted only after the last read of it.
+ */
 public final class LogSegment implements Closeable {
     private final long number;
     private final Path path;
     private final FileChannel channel;
     private long size;
+    private final AtomicInteger refs = new AtomicInteger(1);
 
     private LogSegment(long number, Path path, FileChannel channel, long size) {
         this.number = number;
@@ -84,6 +91,37 @@ public final class LogSegment implements Closeable {
         channel.truncate(position);
         channel.force(true);
         size = position;
+    }
+
+    /** Takes a reference for a reader; false if the segment is already gone. */
+    boolean retain() {
+        while (true) {
+            int r = refs.get();
+            if (r <= 0) {
+                return false;
+            }
+            if (refs.compareAndSet(r, r + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** Drops a reference; the last one closes the file and, if {@code deleteWhenFree} was set, deletes it. */
+    void release() throws IOException {
+        if (refs.decrementAndGet() == 0) {
+            channel.close();
+            if (deleteWhenFree) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+
+    private volatile boolean deleteWhenFree;
+
+    /** Drops the segment set's reference and deletes the file once no reader holds it. */
+    void retire() throws IOException {
+        deleteWhenFree = true;
+        release();
     }
 
     @Override

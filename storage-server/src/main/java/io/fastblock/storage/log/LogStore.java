@@ -4,6 +4,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,47 +27,92 @@ import org.slf4j.LoggerFactory;
  * The tail's log-structured store: appends go to segment files shared by all chunks, made
  * durable by group commit and located through the {@link ExtentIndex}. Opening replays the
  * records after the index checkpoint and cuts the log at the first torn or corrupt record.
+ *
+ * <p>A read returns, for each byte, the log's newest data if the index has an extent for it,
+ * else the chunk's base file ({@link BaseFiles}, the in-place chunk file), else zeros.
+ * {@link #fold} moves a chunk's log data into its base file; {@link LogCleaner} reclaims
+ * segments; {@link LogScrubber} verifies live records in the background.
  */
 public final class LogStore implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(LogStore.class);
     private static final int REPLAY_BATCH = 1024;
+    /** A read that races with the cleaner retries its index lookup this often before calling the index wrong. */
+    private static final int READ_ATTEMPTS = 5;
 
     private final SegmentSet segments;
     private final ExtentIndex index;
     private final StorageMetrics metrics;
+    private final LogMetrics logMetrics;
     private final LiveBytes liveBytes = new LiveBytes();
+    private final BaseFiles base;
+    private final DiskSpace space;
     private final GroupCommitter committer;
     private final ExecutorService readers;
+    private final ExecutorService maintenance;
+    /** Held by a fold for its whole run and by the cleaner per batch of moved records: a fold's compare-and-set then never misses bytes the cleaner moved meanwhile. */
+    final ReentrantLock relocation = new ReentrantLock();
     private final RecoveryReport recovery;
 
     /** What opening found: records replayed into the index and bytes cut off a torn tail. */
     public record RecoveryReport(int replayedRecords, long truncatedBytes) {
     }
 
-    private LogStore(Path dataDir, long segmentSize, StorageMetrics metrics, int readThreads) throws IOException {
+    /** The index pointed at a segment the cleaner has since retired: look the range up again. */
+    private static final class SegmentGone extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        SegmentGone(long segment) {
+            super("segment " + segment + " is gone");
+        }
+    }
+
+    private LogStore(Path dataDir, long segmentSize, StorageMetrics metrics, int readThreads, BaseFiles base,
+                     long reservedSpace) throws IOException {
         this.metrics = metrics;
+        this.base = base;
         this.segments = new SegmentSet(dataDir.resolve("log"), segmentSize);
+        this.space = new DiskSpace(segments.dir(), reservedSpace);
         ExtentIndex idx = ExtentIndex.open(dataDir.resolve("index"));
         this.index = idx;
+        LogPosition cp;
         try {
             this.recovery = replay();
+            // Rebuilt from the index on every open, so the accounting is right after any crash.
             liveBytes.seed(index.liveBytesBySegment());
+            cp = index.checkpoint();
         } catch (IOException | RuntimeException e) {
             idx.close();
             segments.close();
             throw e;
         }
-        this.committer = new GroupCommitter(segments, index, metrics, liveBytes);
+        this.committer = new GroupCommitter(segments, index, metrics, liveBytes, space, cp == null ? 0 : cp.segment());
         AtomicInteger n = new AtomicInteger();
         this.readers = Executors.newFixedThreadPool(readThreads, r -> {
             Thread t = new Thread(r, "log-read-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         });
+        this.maintenance = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "log-fold");
+            t.setDaemon(true);
+            return t;
+        });
+        this.logMetrics = new LogMetrics(metrics.registry(), this);
     }
 
+    /** A store without base files (missing bytes read as zeros) and without a space reserve. */
     public static LogStore open(Path dataDir, long segmentSize, StorageMetrics metrics) throws IOException {
-        return new LogStore(dataDir, segmentSize, metrics, 2);
+        return new LogStore(dataDir, segmentSize, metrics, 2, BaseFiles.NONE, 0);
+    }
+
+    /**
+     * A store reading missing bytes from {@code base} and refusing foreground appends that would
+     * leave less than {@code reservedSpace} bytes free on the log's filesystem (0: only a real
+     * ENOSPC refuses).
+     */
+    public static LogStore open(Path dataDir, long segmentSize, StorageMetrics metrics, BaseFiles base, long reservedSpace)
+            throws IOException {
+        return new LogStore(dataDir, segmentSize, metrics, 2, base, reservedSpace);
     }
 
     public RecoveryReport recovery() {
@@ -80,14 +127,47 @@ public final class LogStore implements Closeable {
         return metrics;
     }
 
-    /** Appends a write; takes ownership of {@code data}. Completes after the record is fsynced and indexed. */
+    public LogMetrics logMetrics() {
+        return logMetrics;
+    }
+
+    /** Bytes of all segment files. */
+    public long diskBytes() {
+        return segments.totalBytes();
+    }
+
+    /** Live data bytes / segment bytes on disk (1.0 for an empty log); the cleaner keeps this up. */
+    public double utilisation() {
+        long disk = diskBytes();
+        return disk == 0 ? 1.0 : (double) liveBytes.total() / disk;
+    }
+
+    /** Free bytes below which foreground appends fail with {@link NoSpaceException}. */
+    public long reservedSpace() {
+        return space.reserved();
+    }
+
+    public void reservedSpace(long bytes) {
+        space.reserved(bytes);
+    }
+
+    /**
+     * Appends a write; takes ownership of {@code data}. Completes after the record is fsynced and
+     * indexed, or fails with {@link NoSpaceException} if the disk is full (nothing else is harmed).
+     */
     public CompletableFuture<Void> append(ChunkId chunk, long offset, long sequence, ByteBuf data) {
         if (data.readableBytes() > LogRecord.MAX_DATA) {
             data.release();
             return CompletableFuture.failedFuture(new IllegalArgumentException("write of " + data.readableBytes()
                     + " bytes exceeds " + LogRecord.MAX_DATA));
         }
-        return committer.append(chunk, offset, sequence, data);
+        CompletableFuture<Void> done = committer.append(chunk, offset, sequence, data);
+        done.whenComplete((v, err) -> {
+            if (err instanceof NoSpaceException) {
+                logMetrics.noSpaceRejections.increment();
+            }
+        });
+        return done;
     }
 
     public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
@@ -101,65 +181,268 @@ public final class LogStore implements Closeable {
     }
 
     /**
-     * Reads {@code [offset, offset+length)} of a chunk: the newest data of each byte, zeros where
-     * nothing was written. Every record touched is read whole and its CRC checked.
+     * Reads {@code [offset, offset+length)} of a chunk: the log's newest data of each byte, the
+     * base file where the log has none, zeros where neither has anything. Every record touched
+     * is CRC-checked.
      * @throws CorruptRecordException if a record fails its check
      */
     public ByteBuf read(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
         long end = offset + length;
-        List<Extent> found = index.find(chunk, offset, end);
         ByteBuf out = alloc.directBuffer(length, length);
-        Map<LogPosition, ByteBuffer> records = new HashMap<>();
         try {
-            out.setZero(0, length);
             out.writerIndex(length);
-            for (Extent e : found) {
-                LogPosition at = new LogPosition(e.segment(), e.recordPosition());
-                ByteBuffer record = records.get(at);
-                if (record == null) {
-                    record = readRecord(chunk, at);
-                    records.put(at, record);
+            for (int attempt = 1; ; attempt++) {
+                List<Extent> found = index.find(chunk, offset, end);
+                try {
+                    fill(chunk, offset, end, found, out);
+                    return out;
+                } catch (SegmentGone gone) {
+                    if (attempt == READ_ATTEMPTS) {
+                        metrics.corruptReads.increment();
+                        throw new CorruptRecordException("index of chunk " + chunk + " keeps pointing at a retired segment: "
+                                + gone.getMessage());
+                    }
                 }
-                long from = Math.max(offset, e.chunkOffset());
-                long to = Math.min(end, e.end());
-                int src = LogRecord.HEADER + e.dataOffset() + (int) (from - e.chunkOffset());
-                ByteBuffer slice = record.duplicate();
-                slice.position(src).limit(src + (int) (to - from));
-                out.setBytes((int) (from - offset), slice);
             }
-            return out;
         } catch (IOException | RuntimeException e) {
             out.release();
             throw e;
         }
     }
 
-    private ByteBuffer readRecord(ChunkId chunk, LogPosition at) throws IOException {
-        LogSegment seg = segments.get(at.segment());
+    private void fill(ChunkId chunk, long offset, long end, List<Extent> found, ByteBuf out) throws IOException {
+        long covered = offset;
+        boolean gaps = false;
+        for (Extent e : found) {
+            gaps |= e.chunkOffset() > covered;
+            covered = Math.max(covered, e.end());
+        }
+        if (gaps || covered < end) {
+            base.read(chunk, offset, out, 0, (int) (end - offset));
+        }
+        Map<LogPosition, ByteBuffer> runs = new HashMap<>();
+        for (Extent e : found) {
+            long from = Math.max(offset, e.chunkOffset());
+            long to = Math.min(end, e.end());
+            copy(chunk, e, from, to, out, (int) (from - offset), runs);
+        }
+    }
+
+    /** Copies chunk bytes {@code [from, to)} of extent {@code e} into {@code out} at {@code at}, checking each record used. */
+    private void copy(ChunkId chunk, Extent e, long from, long to, ByteBuf out, int at, Map<LogPosition, ByteBuffer> runs)
+            throws IOException {
+        LogPosition where = new LogPosition(e.segment(), e.recordPosition());
+        ByteBuffer run = runs.get(where);
+        if (run == null) {
+            run = loadRun(chunk, e);
+            runs.put(where, run);
+        }
+        long runChunkStart = e.chunkOffset() - e.dataOffset();
+        long needFrom = e.dataOffset() + (from - e.chunkOffset());
+        long needTo = needFrom + (to - from);
+        long dataBefore = 0;
+        int p = 0;
+        while (dataBefore < needTo) {
+            ByteBuffer at0 = run.duplicate().position(p);
+            LogRecord.Header h = LogRecord.parse(at0);
+            if (h == null || p + h.size() > run.limit()) {
+                throw corrupt("no valid record", chunk, e.segment(), e.recordPosition() + p);
+            }
+            if (!h.chunk().equals(chunk) || h.offset() != runChunkStart + dataBefore) {
+                throw corrupt("record does not hold the bytes the index expects", chunk, e.segment(), e.recordPosition() + p);
+            }
+            long recEnd = dataBefore + h.length();
+            if (recEnd > needFrom) {
+                if (!LogRecord.verify(at0, h)) {
+                    throw corrupt("CRC32C mismatch in record", chunk, e.segment(), e.recordPosition() + p);
+                }
+                long a = Math.max(dataBefore, needFrom);
+                long b = Math.min(recEnd, needTo);
+                int src = p + h.headerSize() + (int) (a - dataBefore);
+                ByteBuffer slice = run.duplicate();
+                slice.position(src).limit(src + (int) (b - a));
+                out.setBytes(at + (int) (a - needFrom), slice);
+            }
+            dataBefore = recEnd;
+            p += h.size();
+        }
+    }
+
+    private CorruptRecordException corrupt(String what, ChunkId chunk, long segment, long position) {
+        metrics.corruptReads.increment();
+        return new CorruptRecordException(what + " for chunk " + chunk + " at segment " + segment + " position " + position);
+    }
+
+    /** The file bytes of the run an extent reads from (a legacy extent: its single record). */
+    private ByteBuffer loadRun(ChunkId chunk, Extent e) throws IOException {
+        LogSegment seg = segments.acquire(e.segment());
         if (seg == null) {
-            throw new CorruptRecordException("index points at missing segment " + at.segment());
+            throw new SegmentGone(e.segment());
         }
-        ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
-        LogRecord.Header h = seg.readFully(at.position(), head) ? LogRecord.parse(head.flip()) : null;
-        if (h == null || !h.chunk().equals(chunk)) {
-            metrics.corruptReads.increment();
-            throw new CorruptRecordException("no valid record header for chunk " + chunk + " at segment "
-                    + at.segment() + " position " + at.position());
+        try {
+            int bytes = e.runBytes();
+            if (bytes == 0) {
+                ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
+                LogRecord.Header h = seg.readFully(e.recordPosition(), head) ? LogRecord.parse(head.flip()) : null;
+                if (h == null) {
+                    throw corrupt("no valid record header", chunk, e.segment(), e.recordPosition());
+                }
+                bytes = h.size();
+            }
+            ByteBuffer run = ByteBuffer.allocate(bytes);
+            if (!seg.readFully(e.recordPosition(), run)) {
+                throw corrupt("record run is cut short", chunk, e.segment(), e.recordPosition());
+            }
+            return run.flip();
+        } catch (java.nio.channels.ClosedChannelException closed) {
+            throw new SegmentGone(e.segment());
+        } finally {
+            seg.release();
         }
-        ByteBuffer record = ByteBuffer.allocate(LogRecord.HEADER + h.length());
-        if (!seg.readFully(at.position(), record)) {
-            metrics.corruptReads.increment();
-            throw new CorruptRecordException("record of chunk " + chunk + " at segment " + at.segment()
-                    + " position " + at.position() + " is cut short");
+    }
+
+    /** Reads and checks chunk bytes {@code [from, to)} of one extent into a new heap buffer (cleaner, fold, scrubber). */
+    ByteBuf readExtent(ChunkId chunk, Extent e, long from, long to) throws IOException {
+        ByteBuf out = Unpooled.buffer((int) (to - from), (int) (to - from));
+        out.writerIndex((int) (to - from));
+        copy(chunk, e, from, to, out, 0, new HashMap<>());
+        return out;
+    }
+
+    /**
+     * Moves every log extent of {@code chunk} into its base file: positional writes, one fsync of
+     * the base file, then the extents leave the index by compare-and-set (bytes appended
+     * meanwhile keep their log extents) in a synced batch, so a restart does not bring them back.
+     *
+     * <p>Contract: once the returned future completes, and as long as no new log append for
+     * {@code chunk} arrives, the log holds nothing for {@code chunk}: reads come from the base
+     * file, and in-place writes to the base file are not shadowed by old log extents. A caller
+     * switching the chunk to in-place writes (a tail that stops being tail) must stop log appends
+     * for it first, and start in-place writes only after this completes.
+     */
+    public CompletableFuture<Void> fold(ChunkId chunk) {
+        return CompletableFuture.runAsync(() -> {
+            try {
+                foldNow(chunk);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, maintenance);
+    }
+
+    private void foldNow(ChunkId chunk) throws IOException {
+        if (base == BaseFiles.NONE) {
+            throw new IllegalStateException("log store opened without base files cannot fold " + chunk);
         }
-        record.flip();
-        LogRecord.Header again = LogRecord.parse(record);
-        if (again == null || !again.equals(h) || !LogRecord.verify(record, h)) {
-            metrics.corruptReads.increment();
-            throw new CorruptRecordException("CRC32C mismatch in record of chunk " + chunk + " at segment "
-                    + at.segment() + " position " + at.position());
+        relocation.lock();
+        try {
+            List<Extent> all = index.find(chunk, 0, Long.MAX_VALUE);
+            if (all.isEmpty()) {
+                return;
+            }
+            List<ExtentIndex.Piece> pieces = new ArrayList<>(all.size());
+            for (Extent e : all) {
+                ByteBuf data = readExtent(chunk, e, e.chunkOffset(), e.end());
+                try {
+                    base.write(chunk, e.chunkOffset(), data);
+                } finally {
+                    data.release();
+                }
+                pieces.add(new ExtentIndex.Piece(chunk, e.chunkOffset(), e.end(), e.segment(), e.recordPosition()));
+            }
+            base.force(chunk);
+            liveBytes.apply(index.remove(pieces));
+            logMetrics.folds.increment();
+        } finally {
+            relocation.unlock();
         }
-        return record;
+    }
+
+    // ---- the cleaner's view ----
+
+    /** A live piece of a segment: chunk bytes {@code [start, end)} read through {@code extent}. */
+    record LivePiece(ChunkId chunk, long start, long end, Extent extent) {
+    }
+
+    /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
+    List<LogSegment> sealedSegments() {
+        long cp = committer.checkpointSegment();
+        List<LogSegment> out = new ArrayList<>();
+        for (LogSegment s : segments.all()) {
+            if (s.number() < cp && s.number() < segments.active().number()) {
+                out.add(s);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * The chunk bytes the index still reads from {@code segment}, found by walking its records
+     * and looking each up; contiguous bytes of one run come back as one piece (at most
+     * {@code maxPiece} bytes). Throws {@link CorruptRecordException} if the walk meets a bad header.
+     */
+    List<LivePiece> livePieces(long segment, int maxPiece) throws IOException {
+        LogSegment seg = segments.acquire(segment);
+        if (seg == null) {
+            return List.of();
+        }
+        List<LivePiece> out = new ArrayList<>();
+        try {
+            long size = seg.size();
+            long pos = 0;
+            ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
+            while (pos < size) {
+                head.clear();
+                LogRecord.Header h = seg.readFully(pos, head) ? LogRecord.parse(head.flip()) : null;
+                if (h == null) {
+                    throw new CorruptRecordException("no valid record header at segment " + segment + " position " + pos);
+                }
+                for (Extent e : index.find(h.chunk(), h.offset(), h.offset() + h.length())) {
+                    boolean here = e.segment() == segment && (e.runBytes() == 0 ? e.recordPosition() == pos
+                            : e.recordPosition() <= pos && pos < e.recordPosition() + e.runBytes());
+                    if (!here) {
+                        continue;
+                    }
+                    long a = Math.max(e.chunkOffset(), h.offset());
+                    long b = Math.min(e.end(), h.offset() + h.length());
+                    LivePiece last = out.isEmpty() ? null : out.get(out.size() - 1);
+                    if (last != null && last.chunk().equals(h.chunk()) && last.extent().equals(e) && last.end() == a
+                            && b - last.start() <= maxPiece) {
+                        out.set(out.size() - 1, new LivePiece(h.chunk(), last.start(), b, e));
+                    } else {
+                        for (long s = a; s < b; s += maxPiece) {
+                            out.add(new LivePiece(h.chunk(), s, Math.min(b, s + maxPiece), e));
+                        }
+                    }
+                }
+                pos += h.size();
+            }
+        } finally {
+            seg.release();
+        }
+        return out;
+    }
+
+    /** Appends a moved record holding {@code data} (taken over) for a live piece: indexed only where the index still reads the piece's run. */
+    CompletableFuture<Void> move(LivePiece piece, ByteBuf data) {
+        return committer.move(piece.chunk(), piece.start(), piece.extent().sequence(), piece.extent().segment(),
+                piece.extent().recordPosition(), data);
+    }
+
+    /** Makes every index change so far durable. */
+    void syncIndex() throws IOException {
+        index.sync();
+    }
+
+    /** Deletes a segment the synced index no longer reads from (the file goes after its last reader). */
+    void retire(long segment) throws IOException {
+        segments.retire(segment);
+        liveBytes.forget(segment);
+    }
+
+    /** Index entries in key order after {@code after} (scrubber). */
+    List<ExtentIndex.Entry> scanIndex(ExtentIndex.Entry after, int limit) throws IOException {
+        return index.scan(after, limit);
     }
 
     /** Re-indexes the records after the checkpoint; cuts the log at the first torn or corrupt record. */
@@ -184,16 +467,18 @@ public final class LogStore implements Closeable {
             while (pos < size) {
                 head.clear();
                 LogRecord.Header h = seg.readFully(pos, head) ? LogRecord.parse(head.flip()) : null;
-                if (h == null || pos + LogRecord.HEADER + h.length() > size) {
+                if (h == null || pos + h.size() > size) {
                     cut = true;
                     break;
                 }
-                ByteBuffer record = ByteBuffer.allocate(LogRecord.HEADER + h.length());
+                ByteBuffer record = ByteBuffer.allocate(h.size());
                 if (!seg.readFully(pos, record) || !LogRecord.verify(record.flip(), h)) {
                     cut = true;
                     break;
                 }
-                pending.add(new ExtentIndex.IndexedWrite(h.chunk(), h.offset(), h.length(), h.sequence(), seg.number(), pos));
+                h = LogRecord.parse(record);
+                pending.add(new ExtentIndex.IndexedWrite(h.chunk(), h.offset(), h.length(), h.sequence(), seg.number(), pos,
+                        h.size(), h.originSegment(), h.originPosition()));
                 pos += record.capacity();
                 replayed++;
                 if (pending.size() >= REPLAY_BATCH) {
@@ -227,6 +512,12 @@ public final class LogStore implements Closeable {
 
     @Override
     public void close() throws IOException {
+        maintenance.shutdown();
+        try {
+            maintenance.awaitTermination(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         committer.close();
         readers.shutdown();
         try {

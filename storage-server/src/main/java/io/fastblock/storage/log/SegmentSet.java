@@ -43,6 +43,34 @@ final class SegmentSet implements Closeable {
         return segments.get(number);
     }
 
+    /** The segment with a reader's reference taken (release it after reading), or null if it is gone. */
+    LogSegment acquire(long number) {
+        LogSegment s = segments.get(number);
+        return s != null && s.retain() ? s : null;
+    }
+
+    /** Removes a segment the index no longer reads from; its file goes when the last reader lets go. */
+    void retire(long number) throws IOException {
+        LogSegment s = segments.remove(number);
+        if (s != null) {
+            s.retire();
+            syncDir();
+        }
+    }
+
+    /** Bytes of all segment files. */
+    long totalBytes() {
+        long sum = 0;
+        for (LogSegment s : segments.values()) {
+            sum += s.size();
+        }
+        return sum;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
     LogSegment active() {
         return segments.lastEntry().getValue();
     }

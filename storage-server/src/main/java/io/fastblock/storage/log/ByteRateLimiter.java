@@ -1,0 +1,36 @@
+package io.fastblock.storage.log;
+
+/** Paces background work to a byte rate by sleeping the caller; one caller at a time. */
+public final class ByteRateLimiter {
+    private final long bytesPerSecond;
+    private long start = -1;
+    private long granted;
+
+    /** @param bytesPerSecond 0 or less means unlimited */
+    public ByteRateLimiter(long bytesPerSecond) {
+        this.bytesPerSecond = bytesPerSecond;
+    }
+
+    public long bytesPerSecond() {
+        return bytesPerSecond;
+    }
+
+    /** Accounts for {@code bytes} of work and sleeps until the rate allows it. */
+    public void acquire(long bytes) throws InterruptedException {
+        if (bytesPerSecond <= 0) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (start < 0 || now - start > 10_000_000_000L) {
+            // A long idle gap earns no burst: restart the window.
+            start = now;
+            granted = 0;
+        }
+        granted += bytes;
+        long dueNanos = (long) (granted * 1e9 / bytesPerSecond);
+        long wait = dueNanos - (now - start);
+        if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
+    }
+}

@@ -1,0 +1,48 @@
+package io.fastblock.storage.log;
+
+import java.io.IOException;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Free space of the log's filesystem against a reserve. Foreground appends may not eat into the
+ * reserve; the cleaner's moved records may, because cleaning is how a full log gets space back.
+ */
+final class DiskSpace {
+    private final FileStore store;
+    private volatile long reserved;
+
+    DiskSpace(Path dir, long reserved) throws IOException {
+        this.store = Files.getFileStore(dir);
+        this.reserved = reserved;
+    }
+
+    long reserved() {
+        return reserved;
+    }
+
+    void reserved(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("reserved space must be >= 0, got " + bytes);
+        }
+        reserved = bytes;
+    }
+
+    long usable() throws IOException {
+        return store.getUsableSpace();
+    }
+
+    /** Throws {@link NoSpaceException} if writing {@code bytes} more would leave less than the reserve free. */
+    void check(long bytes) throws IOException {
+        long r = reserved;
+        if (r == 0) {
+            return;
+        }
+        long free = usable();
+        if (free - bytes < r) {
+            throw new NoSpaceException("log disk is full: " + free + " bytes free, " + bytes + " to write, "
+                    + r + " reserved");
+        }
+    }
+}

@@ -1,0 +1,223 @@
+package io.fastblock.storage.log;
+
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reclaims log space in the background. While the log's utilisation (live / on-disk bytes) is
+ * below {@link Settings#targetUtilisation}, it takes the sealed segment with the fewest live
+ * bytes, copies the bytes the index still reads from it into moved records (through the group
+ * committer, in batches of {@link Settings#batchBytes}, so a foreground commit never waits long
+ * behind it), makes the index durable and deletes the segment. Segments with no live bytes are
+ * deleted whenever seen.
+ *
+ * <p>Crash safety: a moved record is indexed only where the index still reads from its origin,
+ * on the live path and on replay; the old segment is deleted only after the index that no longer
+ * needs it is synced, and only if it lies before the index checkpoint (replay never reads it).
+ * So a crash at any step leaves either the old copy indexed (and present) or the new one.
+ *
+ * <p>Pacing: at most {@link Settings#bytesPerSecond} moved, and after each batch the cleaner
+ * sleeps so that its batches take at most {@link Settings#maxShare} of the commit thread's time.
+ */
+public final class LogCleaner implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogCleaner.class);
+
+    /**
+     * @param targetUtilisation clean while live / on-disk bytes is below this
+     * @param maxSegmentLive    never clean a segment whose live ratio is above this (moving it frees too little)
+     * @param bytesPerSecond    moved bytes per second, 0 for unlimited
+     * @param maxShare          largest share (0..1] of the commit thread's time the cleaner's batches may take
+     * @param batchBytes        moved bytes per commit batch
+     * @param idleMillis        pause between passes when there is nothing to do
+     */
+    public record Settings(double targetUtilisation, double maxSegmentLive, long bytesPerSecond, double maxShare,
+                           int batchBytes, long idleMillis) {
+        public static final Settings DEFAULTS = new Settings(0.85, 0.95, 64L << 20, 0.5, 256 << 10, 1000);
+
+        public Settings {
+            if (!(targetUtilisation > 0 && targetUtilisation <= 1) || !(maxSegmentLive > 0 && maxSegmentLive <= 1)) {
+                throw new IllegalArgumentException("utilisation thresholds must be in (0, 1]");
+            }
+            if (!(maxShare > 0 && maxShare <= 1)) {
+                throw new IllegalArgumentException("maxShare must be in (0, 1], got " + maxShare);
+            }
+            if (batchBytes < 4096 || idleMillis < 1) {
+                throw new IllegalArgumentException("batchBytes must be >= 4096 and idleMillis >= 1");
+            }
+        }
+    }
+
+    /** The steps of cleaning one segment, for tests that stop the cleaner between them. */
+    public enum Step { PIECES_FOUND, RECORDS_MOVED, INDEX_SYNCED, SEGMENT_DELETED }
+
+    /** Called at each step; an exception thrown here aborts the pass (a test's stand-in for a crash). */
+    public interface StepListener {
+        void reached(Step step, long segment) throws IOException;
+    }
+
+    private final LogStore store;
+    private final Settings settings;
+    private final ByteRateLimiter limiter;
+    private volatile StepListener listener = (step, segment) -> { };
+    private volatile boolean running;
+    /** Segments whose live bytes could not be read (corrupt): left for repair, not retried every pass. */
+    private final java.util.Set<Long> unmovable = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private Thread thread;
+
+    public LogCleaner(LogStore store) {
+        this(store, Settings.DEFAULTS);
+    }
+
+    public LogCleaner(LogStore store, Settings settings) {
+        this.store = store;
+        this.settings = settings;
+        this.limiter = new ByteRateLimiter(settings.bytesPerSecond());
+    }
+
+    public LogCleaner onStep(StepListener l) {
+        this.listener = l;
+        return this;
+    }
+
+    /** Starts the background thread. */
+    public synchronized LogCleaner start() {
+        if (thread == null) {
+            running = true;
+            thread = new Thread(this::loop, "log-cleaner");
+            thread.setDaemon(true);
+            thread.start();
+        }
+        return this;
+    }
+
+    private void loop() {
+        while (running) {
+            try {
+                if (cleanOnce() == 0) {
+                    TimeUnit.MILLISECONDS.sleep(settings.idleMillis());
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                if (!running) {
+                    return;
+                }
+                LOG.warn("log cleaner pass failed; retrying later: {}", e.toString());
+                try {
+                    TimeUnit.MILLISECONDS.sleep(settings.idleMillis());
+                } catch (InterruptedException ie) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /**
+     * One pass: deletes every sealed segment without live bytes, then, if utilisation is below
+     * target, cleans the emptiest eligible segment. Returns the number of segments freed.
+     */
+    public int cleanOnce() throws IOException, InterruptedException {
+        int freed = 0;
+        List<LogSegment> sealed = new ArrayList<>(store.sealedSegments());
+        sealed.removeIf(s -> unmovable.contains(s.number()));
+        LiveBytes live = store.liveBytes();
+        for (LogSegment s : sealed) {
+            if (live.of(s.number()) == 0 && clean(s.number())) {
+                freed++;
+            }
+        }
+        if (store.utilisation() >= settings.targetUtilisation()) {
+            return freed;
+        }
+        sealed.removeIf(s -> live.of(s.number()) == 0 || s.size() == 0
+                || (double) live.of(s.number()) / s.size() > settings.maxSegmentLive());
+        sealed.sort(Comparator.comparingDouble(s -> (double) live.of(s.number()) / Math.max(1, s.size())));
+        if (!sealed.isEmpty() && clean(sealed.get(0).number())) {
+            freed++;
+        }
+        return freed;
+    }
+
+    /** Moves the live bytes out of one segment and deletes it; false if something still reads from it. */
+    boolean clean(long segment) throws IOException, InterruptedException {
+        try {
+            return cleanRounds(segment);
+        } catch (CorruptRecordException e) {
+            unmovable.add(segment);
+            LOG.error("log segment {} holds a corrupt live record; not cleaning it: {}", segment, e.getMessage());
+            return false;
+        }
+    }
+
+    private boolean cleanRounds(long segment) throws IOException, InterruptedException {
+        for (int round = 0; round < 3; round++) {
+            List<LogStore.LivePiece> pieces = store.livePieces(segment, settings.batchBytes());
+            listener.reached(Step.PIECES_FOUND, segment);
+            if (pieces.isEmpty()) {
+                store.syncIndex();
+                listener.reached(Step.INDEX_SYNCED, segment);
+                store.retire(segment);
+                store.logMetrics().cleanerSegmentsFreed.increment();
+                listener.reached(Step.SEGMENT_DELETED, segment);
+                return true;
+            }
+            int i = 0;
+            while (i < pieces.size()) {
+                long batchStart = System.nanoTime();
+                long bytes = 0;
+                List<CompletableFuture<Void>> moved = new ArrayList<>();
+                store.relocation.lock();
+                try {
+                    while (i < pieces.size() && (bytes == 0 || bytes + pieces.get(i).end() - pieces.get(i).start() <= settings.batchBytes())) {
+                        LogStore.LivePiece p = pieces.get(i++);
+                        ByteBuf data = store.readExtent(p.chunk(), p.extent(), p.start(), p.end());
+                        bytes += data.readableBytes();
+                        moved.add(store.move(p, data));
+                    }
+                    CompletableFuture.allOf(moved.toArray(CompletableFuture[]::new)).join();
+                } catch (java.util.concurrent.CompletionException e) {
+                    throw e.getCause() instanceof IOException io ? io : new IOException("moving live bytes failed", e.getCause());
+                } finally {
+                    store.relocation.unlock();
+                }
+                store.logMetrics().cleanerBytesMoved.increment(bytes);
+                limiter.acquire(bytes);
+                long took = System.nanoTime() - batchStart;
+                long rest = (long) (took * (1 - settings.maxShare()) / settings.maxShare());
+                if (rest > 0) {
+                    TimeUnit.NANOSECONDS.sleep(rest);
+                }
+                if (!running && thread != null) {
+                    throw new InterruptedException("cleaner stopped");
+                }
+            }
+            listener.reached(Step.RECORDS_MOVED, segment);
+        }
+        LOG.warn("segment {} still holds live bytes after three cleaning rounds; leaving it", segment);
+        return false;
+    }
+
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (this) {
+            running = false;
+            t = thread;
+        }
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

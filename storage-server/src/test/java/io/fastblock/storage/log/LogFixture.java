@@ -1,0 +1,41 @@
+package io.fastblock.storage.log;
+
+import io.fastblock.protocol.ChunkId;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+/** Small helpers shared by the log store tests. */
+final class LogFixture {
+    private LogFixture() {
+    }
+
+    static byte[] bytes(int n, long seed) {
+        byte[] b = new byte[n];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    static void write(LogStore store, ChunkId chunk, long offset, byte[] data) throws Exception {
+        store.append(chunk, offset, 1, Unpooled.wrappedBuffer(data)).get(30, TimeUnit.SECONDS);
+    }
+
+    static byte[] read(LogStore store, ChunkId chunk, long offset, int length) throws IOException {
+        ByteBuf b = store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT);
+        try {
+            byte[] out = new byte[length];
+            b.getBytes(0, out);
+            return out;
+        } finally {
+            b.release();
+        }
+    }
+
+    /** Number of index keys of all chunks. */
+    static int indexKeys(LogStore store) throws IOException {
+        return store.scanIndex(null, Integer.MAX_VALUE).size();
+    }
+}
