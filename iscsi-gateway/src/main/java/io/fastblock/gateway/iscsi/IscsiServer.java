@@ -25,7 +25,14 @@ import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The iSCSI portal: accepts TCP connections on {@code listenHost:iscsiPort} and runs one
@@ -33,6 +40,7 @@ import java.util.concurrent.TimeUnit;
  * with pooled direct buffers.
  */
 public final class IscsiServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(IscsiServer.class);
     private final GatewayConfig config;
     private final TargetCatalog catalog;
     private final IscsiSettings settings;
@@ -124,13 +132,35 @@ public final class IscsiServer implements AutoCloseable {
         return units.openCount();
     }
 
-    /** Stops accepting, closes every connection (ending its session) and the event loops. */
+    /**
+     * Stops accepting, asks every logged-in initiator to log out (Async Message event 1) and waits
+     * up to {@link IscsiSettings#logoutGrace()} for them to do so, then closes what is left and the
+     * event loops.
+     */
     @Override
     public synchronized void close() {
         if (serverChannel == null) {
             return;
         }
         serverChannel.close().syncUninterruptibly();
+        List<CompletableFuture<Void>> leaving = new ArrayList<>();
+        for (IscsiConnectionHandler c : portal.connections()) {
+            if (c.inFullFeaturePhase()) {
+                c.requestLogout("gateway shutting down");
+                leaving.add(c.closed());
+            }
+        }
+        try {
+            CompletableFuture.allOf(leaving.toArray(CompletableFuture[]::new))
+                    .get(settings.logoutGrace().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            LOG.info("{} session(s) did not log out within {}; closing them", leaving.stream()
+                    .filter(f -> !f.isDone()).count(), settings.logoutGrace());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException(e);
+        }
         connections.close().syncUninterruptibly();
         bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

@@ -11,14 +11,17 @@ import java.time.Duration;
  *                      declares the initiator dead and closes the connection
  * @param logoutGrace   how long {@link IscsiServer#close()} waits for initiators to log out after
  *                      the asynchronous logout request, before it closes what is left
+ * @param abortWait     how long a task management function waits for aborted commands' backend I/O
+ *                      before it fences them and answers (well inside Linux's 15 s abort timer)
  */
-public record IscsiSettings(Duration loginTimeout, Duration nopInterval, Duration nopTimeout, Duration logoutGrace) {
+public record IscsiSettings(Duration loginTimeout, Duration nopInterval, Duration nopTimeout, Duration logoutGrace,
+                            Duration abortWait) {
     public static final IscsiSettings DEFAULTS = new IscsiSettings(Duration.ofSeconds(15), Duration.ofSeconds(10),
-            Duration.ofSeconds(10), Duration.ofSeconds(3));
+            Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofSeconds(5));
 
     public IscsiSettings {
         if (loginTimeout.isNegative() || loginTimeout.isZero() || nopInterval.isNegative() || nopInterval.isZero()
-                || nopTimeout.isNegative() || nopTimeout.isZero() || logoutGrace.isNegative()) {
+                || nopTimeout.isNegative() || nopTimeout.isZero() || logoutGrace.isNegative() || abortWait.isNegative()) {
             throw new IllegalArgumentException("iSCSI timers must be positive");
         }
     }

@@ -24,6 +24,7 @@ public final class ScsiCommandHandler {
     private final String targetName;
     private final int blockSize;
     private final long blocks;
+    private final Reservations reservations = new Reservations();
 
     public ScsiCommandHandler(BlockDevice device, String targetName) {
         this.device = device;
@@ -34,6 +35,25 @@ public final class ScsiCommandHandler {
 
     public BlockDevice device() {
         return device;
+    }
+
+    /** I_T nexuses currently using this LU (sessions in full feature phase). */
+    private final java.util.Set<ScsiNexus> nexuses = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** A session starts using this LU. */
+    public void attach(ScsiNexus nexus) {
+        nexuses.add(nexus);
+    }
+
+    /** A session ended (logout, connection loss, reinstatement): an I_T nexus loss for this LU. */
+    public void detach(ScsiNexus nexus) {
+        nexuses.remove(nexus);
+        reservations.nexusLost(nexus);
+    }
+
+    /** LOGICAL UNIT RESET / target reset: SCSI-2 reservations go, persistent ones stay (SPC-4 5.13.11). */
+    public void reset() {
+        reservations.reset();
     }
 
     /**

@@ -20,6 +20,11 @@ public record Sense(int key, int asc, int ascq) {
     public static final Sense LUN_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x25, 0x00);
     public static final Sense SAVING_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x39, 0x00);
     public static final Sense POWER_ON_RESET = new Sense(UNIT_ATTENTION, 0x29, 0x00);
+    public static final Sense BUS_DEVICE_RESET = new Sense(UNIT_ATTENTION, 0x29, 0x03);
+    public static final Sense COMMANDS_CLEARED_BY_ANOTHER_INITIATOR = new Sense(UNIT_ATTENTION, 0x2F, 0x00);
+    public static final Sense RESERVATIONS_PREEMPTED = new Sense(UNIT_ATTENTION, 0x2A, 0x03);
+    public static final Sense RESERVATIONS_RELEASED = new Sense(UNIT_ATTENTION, 0x2A, 0x04);
+    public static final Sense REGISTRATIONS_PREEMPTED = new Sense(UNIT_ATTENTION, 0x2A, 0x05);
     public static final Sense READ_ERROR = new Sense(MEDIUM_ERROR, 0x11, 0x00);
     public static final Sense WRITE_ERROR = new Sense(MEDIUM_ERROR, 0x0C, 0x00);
     public static final Sense SPACE_ALLOCATION_FAILED = new Sense(DATA_PROTECT, 0x27, 0x07);

@@ -7,7 +7,10 @@ import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,6 +29,9 @@ public final class FileBlockDevice implements BlockDevice {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** When set, every operation fails with this reason (to test sense mapping). */
     public volatile DeviceException.Reason failWith;
+    /** When set, reads and writes wait for it before touching the file (a stuck backend). */
+    public volatile CountDownLatch hold;
+    private final List<Runnable> lossListeners = new CopyOnWriteArrayList<>();
 
     public FileBlockDevice(Path path, long size, long id, String name) throws IOException {
         this.file = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -63,6 +69,14 @@ public final class FileBlockDevice implements BlockDevice {
     }
 
     private void check() {
+        CountDownLatch h = hold;
+        if (h != null) {
+            try {
+                h.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         if (failWith != null) {
             throw new DeviceException(failWith, "injected " + failWith);
         }
@@ -121,6 +135,16 @@ public final class FileBlockDevice implements BlockDevice {
                 throw new UncheckedIOException(e);
             }
         }, io);
+    }
+
+    @Override
+    public void whenLost(Runnable action) {
+        lossListeners.add(action);
+    }
+
+    /** Simulates losing the volume (lease moved, volume deleted). */
+    public void lose() {
+        lossListeners.forEach(Runnable::run);
     }
 
     @Override

@@ -29,6 +29,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One iSCSI connection (= one session, MaxConnections=1): login phase through
@@ -59,7 +61,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Rest of a Text Response longer than the initiator's segment limit. */
     private ByteBuf pendingText;
     private int pendingTextTtt;
-    private boolean fullFeature;
+    private volatile boolean fullFeature;
     private boolean closed;
     private int statSN;
     private long isid;
@@ -73,6 +75,13 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private final Map<Integer, ScsiTask> tasks = new HashMap<>();
     private final Map<Integer, ScsiTask.R2TState> r2ts = new HashMap<>();
     private int nextTtt = 1;
+    private ScheduledFuture<?> loginTimer;
+    private ScheduledFuture<?> keepalive;
+    private long lastReceivedNanos = System.nanoTime();
+    /** TTT of our unanswered keepalive NOP-In and when it left, or NO_TAG. */
+    private int pingTtt = IscsiPdu.NO_TAG;
+    private long pingSentNanos;
+    private boolean logoutRequested;
 
     public IscsiConnectionHandler(Portal portal) {
         this.portal = portal;
@@ -92,11 +101,21 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         this.ctx = ctx;
         Runnable closer = () -> ctx.executor().execute(() -> ctx.close());
         this.login = new LoginNegotiator(catalog, registry, closer);
+        portal.joined(this);
+        long loginMillis = portal.settings.loginTimeout().toMillis();
+        loginTimer = ctx.executor().schedule(() -> {
+            if (!fullFeature && !closed) {
+                LOG.warn("{}: login not finished within {} ms, closing", ctx.channel().remoteAddress(), loginMillis);
+                closed = true;
+                ctx.close();
+            }
+        }, loginMillis, TimeUnit.MILLISECONDS);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         IscsiPdu pdu = (IscsiPdu) msg;
+        lastReceivedNanos = System.nanoTime();
         try {
             if (closed) {
                 return;
@@ -120,6 +139,13 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
+        portal.left(this);
+        if (loginTimer != null) {
+            loginTimer.cancel(false);
+        }
+        if (keepalive != null) {
+            keepalive.cancel(false);
+        }
         if (loginText != null) {
             loginText.release();
             loginText = null;
@@ -147,6 +173,9 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         } else if (login.device() != null) {
             units.discard(login.targetName(), login.device());
+        }
+        if (scsi != null) {
+            scsi.detach(nexus);
         }
         ctx.fireChannelInactive();
     }
@@ -258,13 +287,98 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 portal.countHeaderDigestSession();
             }
         }
-        nexus = new ScsiNexus();
+        nexus = new ScsiNexus(login.initiatorName(), isid);
         if (!login.discovery()) {
             targetName = login.targetName();
             scsi = units.acquire(targetName, login.device());
         }
+        loginTimer.cancel(false);
+        long every = portal.settings.nopInterval().toMillis();
+        keepalive = ctx.executor().scheduleWithFixedDelay(this::keepalive, every, Math.min(every, 1000),
+                TimeUnit.MILLISECONDS);
+        if (scsi != null) {
+            scsi.attach(nexus);
+            scsi.device().whenLost(() -> ctx.executor().execute(() -> requestLogout("volume lost")));
+        }
         LOG.info("session tsih={} {} -> {} {}", tsih, login.initiatorName(),
                 login.discovery() ? "discovery" : targetName, params);
+    }
+
+    // ---- liveness and asynchronous logout ------------------------------------------------------
+
+    /**
+     * Runs every second or so: pings an initiator that has been silent for nopInterval, and closes
+     * the connection when a ping stays unanswered (and nothing else arrives) for nopTimeout.
+     */
+    private void keepalive() {
+        if (closed) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (pingTtt != IscsiPdu.NO_TAG) {
+            if (lastReceivedNanos - pingSentNanos >= 0) {
+                pingTtt = IscsiPdu.NO_TAG; // something arrived since the ping: alive
+            } else if (now - pingSentNanos >= portal.settings.nopTimeout().toNanos()) {
+                LOG.warn("{}: no answer to NOP-In for {} ms, closing", ctx.channel().remoteAddress(),
+                        portal.settings.nopTimeout().toMillis());
+                closed = true;
+                ctx.close();
+                return;
+            }
+        }
+        if (pingTtt == IscsiPdu.NO_TAG && now - lastReceivedNanos >= portal.settings.nopInterval().toNanos()) {
+            pingTtt = nextTag();
+            pingSentNanos = now;
+            IscsiPdu nop = response(Opcode.NOP_IN, IscsiPdu.NO_TAG); // StatSN not advanced
+            nop.int20(pingTtt);
+            ctx.writeAndFlush(nop);
+        }
+    }
+
+    private int nextTag() {
+        int ttt = nextTtt++;
+        if (ttt == IscsiPdu.NO_TAG) {
+            ttt = nextTtt++;
+        }
+        return ttt;
+    }
+
+    /**
+     * Asks the initiator to log out (Async Message, event 1) because the gateway is shutting down
+     * or lost the volume. Safe from any thread.
+     */
+    public void requestLogout(String why) {
+        if (!ctx.executor().inEventLoop()) {
+            ctx.executor().execute(() -> requestLogout(why));
+            return;
+        }
+        if (closed || !fullFeature || logoutRequested) {
+            return;
+        }
+        logoutRequested = true;
+        LOG.info("session tsih={}: asking {} to log out ({})", tsih, login.initiatorName(), why);
+        IscsiPdu msg = statusResponse(Opcode.ASYNC_MESSAGE, IscsiPdu.NO_TAG);
+        msg.byteAt(36, 1); // AsyncEvent 1: target requests logout
+        msg.bhs().setShort(38, 0);
+        msg.bhs().setShort(40, 0);
+        msg.bhs().setShort(42, (int) Math.max(1, portal.settings.logoutGrace().toSeconds())); // Parameter3
+        ctx.writeAndFlush(msg);
+    }
+
+    /** True once login finished (normal or discovery session). */
+    public boolean inFullFeaturePhase() {
+        return fullFeature && !closed;
+    }
+
+    /** Completes when the connection is closed. */
+    public CompletableFuture<Void> closed() {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        ctx.channel().closeFuture().addListener(x -> f.complete(null));
+        return f;
+    }
+
+    public void close() {
+        ctx.close();
     }
 
     // ---- full feature phase -----------------------------------------------------------------
@@ -493,9 +607,12 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     static final int TMF_NO_LUN = 2;
     static final int TMF_NOT_SUPPORTED = 5;
 
+    static final int TMF_REASSIGN_NOT_SUPPORTED = 4;
+
     private void taskManagement(IscsiPdu pdu) {
         int function = pdu.flags() & 0x7f;
         int itt = pdu.itt();
+        boolean lunExists = ScsiCommandHandler.isLun0(pdu.lun());
         switch (function) {
             case 1 -> { // ABORT TASK
                 ScsiTask t = tasks.get(pdu.int20());
@@ -508,20 +625,99 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 abort(List.of(t), () -> tmfResponse(itt, TMF_COMPLETE));
             }
-            case 2, 5 -> { // ABORT TASK SET, LOGICAL UNIT RESET (tasks of this nexus)
-                if (!ScsiCommandHandler.isLun0(pdu.lun())) {
+            case 2 -> { // ABORT TASK SET: this nexus's tasks on the LU
+                if (!lunExists) {
                     tmfResponse(itt, TMF_NO_LUN);
                     return;
                 }
                 abort(new ArrayList<>(tasks.values()), () -> tmfResponse(itt, TMF_COMPLETE));
             }
-            default -> tmfResponse(itt, TMF_NOT_SUPPORTED);
+            case 4 -> { // CLEAR TASK SET: every nexus's tasks on the LU
+                if (!lunExists) {
+                    tmfResponse(itt, TMF_NO_LUN);
+                    return;
+                }
+                luWide(Sense.COMMANDS_CLEARED_BY_ANOTHER_INITIATOR, true, () -> tmfResponse(itt, TMF_COMPLETE));
+            }
+            case 5 -> { // LOGICAL UNIT RESET
+                if (!lunExists) {
+                    tmfResponse(itt, TMF_NO_LUN);
+                    return;
+                }
+                luWide(Sense.BUS_DEVICE_RESET, false, () -> {
+                    scsi.reset();
+                    tmfResponse(itt, TMF_COMPLETE);
+                });
+            }
+            case 6, 7 -> { // TARGET WARM / COLD RESET: our targets have one LU
+                luWide(Sense.POWER_ON_RESET, false, () -> {
+                    scsi.reset();
+                    tmfResponse(itt, TMF_COMPLETE);
+                    if (function == 7) {
+                        // Cold reset also ends every connection to the target, this one after its answer.
+                        portal.sessionsOn(targetName).forEach(c -> {
+                            if (c != this) {
+                                c.close();
+                            }
+                        });
+                        closed = true;
+                        ctx.flush();
+                        ctx.close();
+                    }
+                });
+            }
+            case 8 -> tmfResponse(itt, TMF_REASSIGN_NOT_SUPPORTED); // ERL 2 only
+            default -> tmfResponse(itt, TMF_NOT_SUPPORTED); // CLEAR ACA (no NormACA), unknown
         }
     }
 
-    /** Aborts {@code victims}; {@code then} runs once none of them can produce a response. */
+    /**
+     * Aborts every task on our LU in every session that uses it; the other sessions get
+     * {@code ua} (all of them, or with {@code onlyIfAborted} those that lost tasks). Runs
+     * {@code then} on this event loop once no aborted task can produce data or a response anywhere.
+     */
+    private void luWide(Sense ua, boolean onlyIfAborted, Runnable then) {
+        List<CompletableFuture<Void>> others = new ArrayList<>();
+        for (IscsiConnectionHandler c : portal.sessionsOn(targetName)) {
+            if (c != this) {
+                others.add(c.abortAllFromElsewhere(ua, onlyIfAborted));
+            }
+        }
+        abort(new ArrayList<>(tasks.values()), () -> CompletableFuture.allOf(others.toArray(CompletableFuture[]::new))
+                .whenCompleteAsync((v, e) -> then.run(), ctx.executor()));
+    }
+
+    /** Another session reset or cleared the LU: abort our tasks there and note the unit attention. */
+    CompletableFuture<Void> abortAllFromElsewhere(Sense ua, boolean onlyIfAborted) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ctx.executor().execute(() -> {
+            if (closed || nexus == null) {
+                done.complete(null);
+                return;
+            }
+            if (!onlyIfAborted || !tasks.isEmpty()) {
+                nexus.unitAttention(ua);
+            }
+            abort(new ArrayList<>(tasks.values()), () -> done.complete(null));
+        });
+        return done;
+    }
+
+    /**
+     * Aborts {@code victims}: queued ones never run, running ones are fenced (their completion is
+     * dropped, no data or status is sent). {@code then} runs once each running one's device I/O
+     * finished, or after abortWait at the latest so that a stuck backend cannot hold the TMF answer
+     * past the initiator's own timers.
+     */
     private void abort(List<ScsiTask> victims, Runnable then) {
         int[] inFlight = {0};
+        boolean[] ran = {false};
+        Runnable once = () -> {
+            if (!ran[0]) {
+                ran[0] = true;
+                then.run();
+            }
+        };
         for (ScsiTask t : victims) {
             tasks.remove(t.itt);
             r2ts.values().removeIf(r -> r.task == t);
@@ -530,7 +726,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 inFlight[0]++;
                 t.afterAbort = () -> {
                     if (--inFlight[0] == 0) {
-                        then.run();
+                        once.run();
                     }
                 };
             } else {
@@ -538,7 +734,15 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         }
         if (inFlight[0] == 0) {
-            then.run();
+            once.run();
+        } else {
+            ctx.executor().schedule(() -> {
+                if (!ran[0]) {
+                    LOG.warn("session tsih={}: {} aborted command(s) still in the backend after {} ms; fenced",
+                            tsih, inFlight[0], portal.settings.abortWait().toMillis());
+                }
+                once.run();
+            }, portal.settings.abortWait().toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 

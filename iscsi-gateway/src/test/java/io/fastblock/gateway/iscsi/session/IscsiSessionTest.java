@@ -277,9 +277,9 @@ class IscsiSessionTest {
         Pdu nopIn = ini.recv();
         assertEquals(0x20, nopIn.opcode(), "the aborted read never answers");
         // unsupported function
-        tmf.put(1, (byte) 0x86).putInt(16, 0x999A);
+        tmf.put(1, (byte) 0x83).putInt(16, 0x999A);
         ini.send(tmf, new byte[0]);
-        assertEquals(5, ini.recv().u8(2), "TARGET WARM RESET: function not supported");
+        assertEquals(5, ini.recv().u8(2), "CLEAR ACA: function not supported (no NormACA)");
     }
 
     @Test

@@ -1,0 +1,239 @@
+package io.fastblock.gateway.iscsi.session;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.iscsi.FileTargetCatalog;
+import io.fastblock.gateway.iscsi.IscsiServer;
+import io.fastblock.gateway.iscsi.IscsiSettings;
+import io.fastblock.gateway.iscsi.session.TestInitiator.Pdu;
+import io.fastblock.gateway.scsi.FileBlockDevice;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Task management that really aborts, keepalive, login timer and asynchronous logout, over sockets. */
+class TaskManagementTest {
+    static final String IQN = "iqn.2026-11.io.fastblock:tmf";
+    static final long SIZE = 4L << 20;
+    static final IscsiSettings FAST = new IscsiSettings(Duration.ofMillis(700), Duration.ofMillis(400),
+            Duration.ofMillis(400), Duration.ofSeconds(3), Duration.ofMillis(600));
+
+    @TempDir
+    Path dir;
+    Path image;
+    FileTargetCatalog catalog;
+    IscsiServer server;
+
+    @BeforeEach
+    void start() throws Exception {
+        image = dir.resolve("lun.img");
+        catalog = new FileTargetCatalog(Map.of(IQN, image), SIZE);
+        server = new IscsiServer(GatewayConfig.fromArgs("--port=0", "--queue-depth=8"), catalog, FAST).start();
+    }
+
+    @AfterEach
+    void stop() {
+        catalog.opened.forEach(d -> {
+            CountDownLatch h = d.hold;
+            if (h != null) {
+                h.countDown();
+            }
+        });
+        server.close();
+    }
+
+    TestInitiator login(long isid) throws Exception {
+        TestInitiator ini = new TestInitiator(server.port());
+        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:ini" + isid, "TargetName", IQN),
+                1, 3, true);
+        assertEquals(0, r.u8(36));
+        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+        assertEquals(0x02, ini.recv().u8(3), "power-on unit attention");
+        return ini;
+    }
+
+    FileBlockDevice device() {
+        return catalog.opened.get(0);
+    }
+
+    static ByteBuffer tmf(TestInitiator ini, int function, int refItt, int refCmdSN) {
+        ByteBuffer tmf = ByteBuffer.allocate(48);
+        tmf.put(0, (byte) 0x42).put(1, (byte) (0x80 | function));
+        tmf.putInt(16, ini.itt++).putInt(20, refItt).putInt(24, ini.cmdSN).putInt(28, ini.expStatSN).putInt(32, refCmdSN);
+        return tmf;
+    }
+
+    static byte[] write10(int lba, int blocks) {
+        return new byte[] {0x2A, 0, (byte) (lba >> 24), (byte) (lba >> 16), (byte) (lba >> 8), (byte) lba, 0,
+            (byte) (blocks >> 8), (byte) blocks, 0};
+    }
+
+    @Test
+    void abortTaskOfAStuckWriteAnswersAfterTheFenceAndTheWriteNeverAnswers() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            device().hold = new CountDownLatch(1);
+            byte[] data = new byte[512];
+            Arrays.fill(data, (byte) 7);
+            ByteBuffer w = ini.scsi(0xA0, 512, write10(0, 1), false);
+            ini.send(w, data);
+            Thread.sleep(100); // the write reaches the (stuck) device
+            long t0 = System.nanoTime();
+            ini.send(tmf(ini, 1, w.getInt(16), w.getInt(24)), new byte[0]);
+            Pdu r = ini.recv();
+            long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(0x22, r.opcode(), "TMF response, not the write's status");
+            assertEquals(0, r.u8(2), "function complete");
+            assertTrue(waitedMs >= 500, "answered only after abortWait fenced the stuck write: " + waitedMs);
+            device().hold.countDown();
+            ini.send(ini.nop(true), new byte[0]);
+            assertEquals(0x20, ini.recv().opcode(), "next PDU is the NOP-In: the aborted write never answered");
+        }
+    }
+
+    @Test
+    void abortTaskWaitsForTheRunningWriteWhenTheBackendFinishes() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            CountDownLatch hold = new CountDownLatch(1);
+            device().hold = hold;
+            ByteBuffer w = ini.scsi(0xA0, 512, write10(0, 1), false);
+            ini.send(w, new byte[512]);
+            Thread.sleep(100);
+            long t0 = System.nanoTime();
+            ini.send(tmf(ini, 1, w.getInt(16), w.getInt(24)), new byte[0]);
+            Thread.sleep(150);
+            hold.countDown();
+            Pdu r = ini.recv();
+            long waitedMs = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(0x22, r.opcode());
+            assertTrue(waitedMs < 550, "answered when the I/O finished, not at the fence: " + waitedMs);
+            ini.send(ini.nop(true), new byte[0]);
+            assertEquals(0x20, ini.recv().opcode());
+        }
+    }
+
+    @Test
+    void lunResetAbortsOtherSessionsTasksAndGivesThemAUnitAttention() throws Exception {
+        try (TestInitiator a = login(1); TestInitiator b = login(2)) {
+            device().hold = new CountDownLatch(1);
+            ByteBuffer w = b.scsi(0xA0, 512, write10(4, 1), false);
+            b.send(w, new byte[512]);
+            Thread.sleep(100);
+            a.send(tmf(a, 5, -1, 0), new byte[0]);
+            Pdu r = a.recv();
+            assertEquals(0x22, r.opcode());
+            assertEquals(0, r.u8(2));
+            device().hold.countDown();
+            // b's stuck write was aborted: its next command sees 29/03 and nothing about the write
+            b.send(b.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+            Pdu ua = b.recv();
+            assertEquals(0x21, ua.opcode());
+            assertEquals(ua.i32(16), b.itt - 1, "the answer is for the TEST UNIT READY, not the aborted write");
+            assertEquals(0x02, ua.u8(3));
+            assertEquals(0x06, ua.data()[2 + 2]);
+            assertEquals(0x29, ua.data()[2 + 12]);
+            assertEquals(0x03, ua.data()[2 + 13]);
+            // the issuer gets no unit attention
+            a.send(a.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+            assertEquals(0, a.recv().u8(3));
+        }
+    }
+
+    @Test
+    void abortTaskSetAndWarmResetComplete() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            ini.send(tmf(ini, 2, -1, 0), new byte[0]);
+            assertEquals(0, ini.recv().u8(2));
+            ini.send(tmf(ini, 4, -1, 0), new byte[0]);
+            assertEquals(0, ini.recv().u8(2));
+            ini.send(tmf(ini, 6, -1, 0), new byte[0]);
+            assertEquals(0, ini.recv().u8(2));
+            ini.send(tmf(ini, 8, -1, 0), new byte[0]);
+            assertEquals(4, ini.recv().u8(2), "task reassign needs ERL 2");
+            ByteBuffer other = tmf(ini, 5, -1, 0);
+            other.putLong(8, 1L << 48);
+            ini.send(other, new byte[0]);
+            assertEquals(2, ini.recv().u8(2), "LUN 1 does not exist");
+        }
+    }
+
+    @Test
+    void coldResetClosesTheConnectionAfterAnswering() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            ini.send(tmf(ini, 7, -1, 0), new byte[0]);
+            assertEquals(0, ini.recv().u8(2));
+            assertTrue(ini.closedByPeer());
+        }
+    }
+
+    @Test
+    void keepaliveNopInIsSentAndASilentInitiatorIsDisconnected() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            Pdu ping = ini.recv(); // idle for nopInterval
+            assertEquals(0x20, ping.opcode());
+            assertEquals(-1, ping.i32(16), "ITT 0xffffffff: a target ping");
+            assertNotEquals(-1, ping.i32(20), "TTT set for the answer");
+            ByteBuffer answer = ByteBuffer.allocate(48);
+            answer.put(0, (byte) 0x40).put(1, (byte) 0x80).putInt(16, -1).putInt(20, ping.i32(20))
+                    .putInt(24, ini.cmdSN).putInt(28, ini.expStatSN);
+            ini.send(answer, new byte[0]);
+            Pdu again = ini.recv(); // answered: still connected, pinged again after the next idle period
+            assertEquals(0x20, again.opcode());
+            // now stay silent: the target gives up after nopTimeout
+            assertTrue(ini.closedByPeer());
+        }
+    }
+
+    @Test
+    void loginThatNeverFinishesIsClosedByTheLoginTimer() throws Exception {
+        try (TestInitiator ini = new TestInitiator(server.port())) {
+            long t0 = System.nanoTime();
+            assertTrue(ini.closedByPeer());
+            assertTrue((System.nanoTime() - t0) / 1_000_000 >= 600);
+        }
+    }
+
+    static void logout(TestInitiator ini) throws Exception {
+        ByteBuffer lo = ByteBuffer.allocate(48);
+        lo.put(0, (byte) 0x46).put(1, (byte) 0x80).putInt(16, 0x77).putInt(24, ini.cmdSN).putInt(28, ini.expStatSN);
+        ini.send(lo, new byte[0]);
+    }
+
+    @Test
+    void shutdownAsksEverySessionToLogOut() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            CompletableFuture<Long> closing = CompletableFuture.supplyAsync(() -> {
+                long t0 = System.nanoTime();
+                server.close();
+                return (System.nanoTime() - t0) / 1_000_000;
+            });
+            Pdu msg = ini.recv();
+            assertEquals(0x32, msg.opcode(), "Async Message");
+            assertEquals(1, msg.u8(36), "event 1: logout requested");
+            logout(ini);
+            Pdu r = ini.recv();
+            assertEquals(0x26, r.opcode());
+            assertTrue(closing.get() < 2500, "close returned once the initiator logged out");
+        }
+    }
+
+    @Test
+    void losingTheVolumeAsksItsSessionsToLogOut() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            device().lose();
+            Pdu msg = ini.recv();
+            assertEquals(0x32, msg.opcode());
+            assertEquals(1, msg.u8(36));
+        }
+    }
+}
