@@ -129,6 +129,8 @@ public final class ChunkStore implements Closeable {
     private final ConcurrentHashMap<ChunkId, Tracked> dirty = new ConcurrentHashMap<>();
     /** The highest sequence forced for chunks that are clean now, to seed their next dirty entry. */
     private final ConcurrentHashMap<ChunkId, Long> forced = new ConcurrentHashMap<>();
+    /** The group each chunk was last written for (from writes since start and the dirty record), for repair and scrub. */
+    private final ConcurrentHashMap<ChunkId, Integer> groupOf = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, WriteWatch> resyncing = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, List<WriteWatch>> watches = new ConcurrentHashMap<>();
     private final List<DirtyChunks.Entry> toResync;
@@ -194,6 +196,9 @@ public final class ChunkStore implements Closeable {
                 }
                 dirty.put(e.chunk(), new Tracked(e.groupId(), e.forcedSequence()));
                 if (e.groupId() != UNKNOWN_GROUP) {
+                    groupOf.put(e.chunk(), e.groupId());
+                }
+                if (e.groupId() != UNKNOWN_GROUP) {
                     // A chunk written without a group (a base file the tail's log folds into) has no
                     // tail to resync from; its writer forces it itself, so the rebuilt checksums suffice.
                     resyncing.put(e.chunk(), new WriteWatch(e.chunk()));
@@ -222,6 +227,14 @@ public final class ChunkStore implements Closeable {
             }
         }
         return out;
+    }
+
+    /**
+     * The group the chunk was last written for since this store opened (or recorded dirty
+     * before), or {@link #UNKNOWN_GROUP}. Chunks untouched since a restart are unknown here.
+     */
+    public int groupOf(ChunkId chunk) {
+        return groupOf.getOrDefault(chunk, UNKNOWN_GROUP);
     }
 
     public boolean isResyncing(ChunkId chunk) {
@@ -278,6 +291,9 @@ public final class ChunkStore implements Closeable {
     }
 
     private void write(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) throws IOException {
+        if (groupId != UNKNOWN_GROUP) {
+            groupOf.put(chunk, groupId);
+        }
         Tracked t = markDirty(chunk, groupId);
         ChunkFile f = file(chunk, true);
         int length = data.readableBytes();

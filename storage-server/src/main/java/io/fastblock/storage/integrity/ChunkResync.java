@@ -1,0 +1,153 @@
+package io.fastblock.storage.integrity;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.storage.chain.GroupLookup;
+import io.fastblock.storage.chunk.ChunkStore;
+import io.fastblock.storage.chunk.DirtyChunks;
+import io.netty.buffer.ByteBuf;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings head/middle chunks back in line with their tail after an unclean shutdown (DESIGN
+ * "Head/middle after power loss"). {@link ChunkStore} names the chunks written since its last
+ * checkpoint and refuses reads of them meanwhile ({@link ReadRepair} answers those from the
+ * tail). For each, this asks the tail how long the chunk is (CHUNK_LIST) and copies the whole
+ * chunk from it with COPY_READ (outside the lease fence) in 1 MiB pieces; bytes written locally
+ * since the resync began are kept, being newer. Then the chunk is forced and served again.
+ * A chunk whose tail cannot be reached is retried until it can.
+ *
+ * <p>Not yet done: fetching only the tail's log records above the chunk's forced sequence
+ * (the entry carries it) instead of the whole chunk.
+ */
+public final class ChunkResync implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ChunkResync.class);
+    static final int PIECE = 1 << 20;
+
+    private final String nodeId;
+    private final ChunkStore chunks;
+    private final GroupLookup groups;
+    private final ReplicaReader peers;
+    private final IntegrityMetrics metrics;
+    private final long retryMillis;
+    private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "chunk-resync");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    public ChunkResync(String nodeId, ChunkStore chunks, GroupLookup groups, ReplicaReader peers, IntegrityMetrics metrics,
+                       long retryMillis) {
+        this.nodeId = nodeId;
+        this.chunks = chunks;
+        this.groups = groups;
+        this.peers = peers;
+        this.metrics = metrics;
+        this.retryMillis = retryMillis;
+    }
+
+    /** Resyncs every pending chunk; completes when all are back in service. */
+    public CompletableFuture<Void> start() {
+        List<DirtyChunks.Entry> pending = chunks.pendingResync();
+        AtomicInteger left = new AtomicInteger(pending.size());
+        metrics.resyncPending(left.get());
+        if (pending.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        LOG.info("node {}: resyncing {} chunk(s) from their tails", nodeId, pending.size());
+        CompletableFuture<?>[] all = new CompletableFuture<?>[pending.size()];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = untilDone(pending.get(i)).thenRun(() -> metrics.resyncPending(left.decrementAndGet()));
+        }
+        return CompletableFuture.allOf(all);
+    }
+
+    private CompletableFuture<Void> untilDone(DirtyChunks.Entry e) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        attempt(e, done);
+        return done;
+    }
+
+    private void attempt(DirtyChunks.Entry e, CompletableFuture<Void> done) {
+        if (closed) {
+            done.completeExceptionally(new IllegalStateException("resync stopped"));
+            return;
+        }
+        resyncOne(e).whenComplete((bytes, err) -> {
+            if (err == null) {
+                metrics.resyncedChunks.increment();
+                metrics.resyncedBytes.increment(bytes);
+                LOG.info("node {}: chunk {} resynced from its tail ({} bytes)", nodeId, e.chunk(), bytes);
+                done.complete(null);
+                return;
+            }
+            LOG.warn("node {}: resync of chunk {} failed, retrying in {} ms: {}", nodeId, e.chunk(), retryMillis,
+                    ReadRepair.unwrap(err).toString());
+            try {
+                retries.schedule(() -> attempt(e, done), retryMillis, TimeUnit.MILLISECONDS);
+            } catch (RuntimeException rejected) {
+                done.completeExceptionally(rejected);
+            }
+        });
+    }
+
+    /** One try at one chunk; completes with the bytes copied. */
+    CompletableFuture<Long> resyncOne(DirtyChunks.Entry e) {
+        ChunkId chunk = e.chunk();
+        return groups.refresh(e.groupId()).thenCompose(g -> {
+            if (g == null || g.positionOf(nodeId) < 0) {
+                // No longer ours to serve: nothing to bring in line; the namenode re-replicates elsewhere.
+                LOG.warn("node {}: chunk {} was dirty but group {} no longer lists this node; released without resync",
+                        nodeId, chunk, e.groupId());
+                return chunks.finishResync(chunk).thenApply(v -> 0L);
+            }
+            if (g.tail().equals(nodeId)) {
+                throw new IllegalStateException("node " + nodeId + " is now the tail of group " + g.id()
+                        + "; its in-place copy of chunk " + chunk + " cannot be resynced from itself");
+            }
+            ChainAddress chain = new ChainAddress(g.id(), g.chainVersion(), 0);
+            return peers.length(g.tail(), chain, chunk).thenCompose(tailLength -> {
+                long local;
+                try {
+                    local = chunks.sizeOf(chunk);
+                } catch (java.io.IOException ex) {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+                // Past the tail's end the chunk must read as zeros too: copying zeros over a longer local tail does that.
+                long end = Math.max(tailLength, local);
+                return copy(g, chain, chunk, 0, end);
+            }).thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
+        });
+    }
+
+    private CompletableFuture<Long> copy(GroupRecord g, ChainAddress chain, ChunkId chunk, long from, long end) {
+        if (from >= end) {
+            return CompletableFuture.completedFuture(0L);
+        }
+        int n = (int) Math.min(PIECE, end - from);
+        return peers.copyRead(g.tail(), chain, chunk, from, n).thenCompose(data -> {
+            if (data.readableBytes() != n) {
+                data.release();
+                throw new java.util.concurrent.CompletionException(new RemoteReadException(Status.IO_ERROR,
+                        "tail " + g.tail() + " answered " + data.readableBytes() + " bytes for " + n));
+            }
+            return chunks.resyncWriteAsync(chunk, from, data).whenComplete((v, err) -> data.release());
+        }).thenCompose(v -> copy(g, chain, chunk, from + n, end)).thenApply(rest -> rest + n);
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        retries.shutdownNow();
+    }
+}

@@ -1,0 +1,263 @@
+package io.fastblock.storage.integrity;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.storage.chunk.BlockRange;
+import io.fastblock.storage.chunk.ChunkResyncingException;
+import io.fastblock.storage.chunk.ChunkStore;
+import io.fastblock.storage.chunk.CorruptBlockException;
+import io.fastblock.storage.log.CorruptRecordException;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads that survive a bad local copy. A replica reads its own copy; if a block fails its CRC32C
+ * the read is answered with the same range from another member of the group (the tail first: it
+ * holds every acknowledged write), the bad blocks are rewritten locally with the good bytes, and
+ * the repair is counted. A chunk still resyncing after a power loss is read from its tail.
+ * Corruption in the tail's log (found by a read or the log's scrubber) is repaired by appending
+ * the good bytes again, fetched from the tail's predecessor.
+ *
+ * <p>The good copy is fetched with the client's own chain address (chain version and lease
+ * epoch), so the remote replica applies the same fences it would to the client.
+ */
+public final class ReadRepair {
+    private static final Logger LOG = LoggerFactory.getLogger(ReadRepair.class);
+    /** Remote reads are split into pieces no larger than this (well under a frame's data limit). */
+    static final int PIECE = 4 << 20;
+
+    /** Where repaired log data goes: normally {@code LogStore::append}. Takes ownership of {@code data}. */
+    public interface LogRewriter {
+        CompletableFuture<Void> append(ChunkId chunk, long offset, long sequence, ByteBuf data);
+    }
+
+    private final String nodeId;
+    private final ChunkStore chunks;
+    private final ReplicaReader peers;
+    private final IntegrityMetrics metrics;
+
+    public ReadRepair(String nodeId, ChunkStore chunks, ReplicaReader peers, IntegrityMetrics metrics) {
+        this.nodeId = nodeId;
+        this.chunks = chunks;
+        this.peers = peers;
+        this.metrics = metrics;
+    }
+
+    public IntegrityMetrics metrics() {
+        return metrics;
+    }
+
+    /**
+     * Reads {@code [offset, offset+length)} of the chunk from this node's in-place copy, repairing
+     * it from another member of {@code group} if it is bad. The caller owns the buffer.
+     */
+    public CompletableFuture<ByteBuf> read(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset, int length,
+                                           ByteBufAllocator alloc) {
+        return chunks.readAsync(chunk, offset, length, alloc).handle((buf, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(buf);
+            }
+            Throwable cause = unwrap(err);
+            if (cause instanceof ChunkResyncingException) {
+                metrics.remoteReads.increment();
+                return fetch(tailFirst(group, false), chain, chunk, offset, length, alloc);
+            }
+            if (cause instanceof CorruptBlockException bad) {
+                return repairAndAnswer(group, chain, chunk, offset, length, bad, alloc);
+            }
+            return CompletableFuture.<ByteBuf>failedFuture(cause);
+        }).thenCompose(Function.identity());
+    }
+
+    private CompletableFuture<ByteBuf> repairAndAnswer(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset,
+                                                      int length, CorruptBlockException bad, ByteBufAllocator alloc) {
+        metrics.corruptFound.increment();
+        LOG.warn("node {}: {}; answering from another replica and repairing", nodeId, bad.getMessage());
+        long from = Math.min(offset, bad.offset());
+        long to = Math.max(offset + length, bad.offset() + bad.length());
+        ChunkStore.WriteWatch watch = chunks.watch(chunk);
+        return fetch(tailFirst(group, true), chain, chunk, from, (int) (to - from), alloc).thenCompose(good -> {
+            metrics.remoteReads.increment();
+            ByteBuf blocks = good.retainedSlice(good.readerIndex() + (int) (bad.offset() - from), (int) bad.length());
+            return chunks.repairAsync(watch, bad.offset(), blocks).handle((repaired, err) -> {
+                blocks.release();
+                if (err != null) {
+                    LOG.warn("node {}: repair of chunk {} failed: {}", nodeId, chunk, unwrap(err).toString());
+                } else {
+                    counted(repaired);
+                }
+                return good.retainedSlice(good.readerIndex() + (int) (offset - from), length);
+            }).whenComplete((v, e) -> good.release());
+        });
+    }
+
+    private void counted(long repairedBytes) {
+        if (repairedBytes > 0) {
+            metrics.repairs.increment();
+            metrics.repairedBytes.increment(repairedBytes);
+        }
+    }
+
+    /**
+     * Repairs bad stretches the scrubber found in a chunk: fetches each from another member (the
+     * tail with COPY_READ, as the scrubber holds no lease; others with READ under {@code chain})
+     * and rewrites the blocks that are still bad. Completes with the bytes repaired.
+     */
+    public CompletableFuture<Long> repairChunk(GroupRecord group, ChainAddress chain, ChunkId chunk, List<BlockRange> bad,
+                                               ByteBufAllocator alloc) {
+        CompletableFuture<Long> total = CompletableFuture.completedFuture(0L);
+        for (BlockRange r : bad) {
+            total = total.thenCompose(sum -> {
+                metrics.corruptFound.increment();
+                ChunkStore.WriteWatch watch = chunks.watch(chunk);
+                return fetch(tailFirst(group, true), group.tail(), chain, chunk, r.offset(), (int) r.length(), alloc)
+                        .thenCompose(good -> chunks.repairAsync(watch, r.offset(), good)
+                                .whenComplete((n, e) -> good.release()))
+                        .thenApply(n -> {
+                            counted(n);
+                            return sum + n;
+                        });
+            });
+        }
+        return total;
+    }
+
+    /**
+     * Reads from the tail's log; if a record there is bad, answers from the tail's predecessor
+     * and appends the good bytes to the log again (through {@code rewrite}). The repair append
+     * carries sequence 0 when the bad record's own sequence is unknown on this path.
+     */
+    public CompletableFuture<ByteBuf> readTailLog(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset, int length,
+                                                  ByteBufAllocator alloc, CompletableFuture<ByteBuf> localRead,
+                                                  LogRewriter rewrite) {
+        return localRead.handle((buf, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(buf);
+            }
+            Throwable cause = unwrap(err);
+            if (!(cause instanceof CorruptRecordException)) {
+                return CompletableFuture.<ByteBuf>failedFuture(cause);
+            }
+            metrics.corruptFound.increment();
+            LOG.warn("node {}: tail log read of chunk {} {}+{} failed its check ({}); answering from the predecessor and re-appending",
+                    nodeId, chunk, offset, length, cause.getMessage());
+            return fetch(tailFirst(group, true), chain, chunk, offset, length, alloc).thenCompose(good -> {
+                metrics.remoteReads.increment();
+                return rewrite.append(chunk, offset, 0, good.retainedDuplicate()).handle((v, e) -> {
+                    if (e != null) {
+                        LOG.warn("node {}: re-append of chunk {} {}+{} failed: {}", nodeId, chunk, offset, length, unwrap(e).toString());
+                    } else {
+                        counted(length);
+                    }
+                    return good;
+                });
+            });
+        }).thenCompose(Function.identity());
+    }
+
+    /**
+     * The callback for corruption the log finds on its own (its scrubber): fetches the extent
+     * from the tail's predecessor and appends it again with its original sequence.
+     */
+    public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset, int length,
+                                                   long sequence, LogRewriter rewrite) {
+        metrics.corruptFound.increment();
+        return fetch(tailFirst(group, true), chain, chunk, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT)
+                .thenCompose(good -> rewrite.append(chunk, offset, sequence, good))
+                .thenRun(() -> counted(length));
+    }
+
+    /** Other members, tail first then back towards the head (the tail holds every acknowledged write). */
+    private List<String> tailFirst(GroupRecord group, boolean anyMember) {
+        List<String> out = new ArrayList<>();
+        List<String> m = group.members();
+        for (int i = m.size() - 1; i >= 0; i--) {
+            if (!m.get(i).equals(nodeId)) {
+                out.add(m.get(i));
+            }
+            if (!anyMember && !out.isEmpty()) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    /** Fetches the range from the first source that answers, in pieces; the caller owns the buffer. */
+    private CompletableFuture<ByteBuf> fetch(List<String> sources, ChainAddress chain, ChunkId chunk, long offset, int length,
+                                             ByteBufAllocator alloc) {
+        return fetch(sources, null, chain, chunk, offset, length, alloc);
+    }
+
+    /**
+     * Fetches the range from the first source that answers, in pieces; the caller owns the buffer.
+     * With {@code leaseFreeTail} set (work that holds no lease: scrub, resync) that node is read
+     * with COPY_READ, outside the lease fence; every other source gets a normal READ.
+     */
+    private CompletableFuture<ByteBuf> fetch(List<String> sources, String leaseFreeTail, ChainAddress chain, ChunkId chunk,
+                                             long offset, int length, ByteBufAllocator alloc) {
+        if (sources.isEmpty()) {
+            return CompletableFuture.failedFuture(new RemoteReadException(io.fastblock.protocol.Status.IO_ERROR,
+                    "node " + nodeId + ": no other replica of chunk " + chunk + " to read from"));
+        }
+        boolean copy = sources.get(0).equals(leaseFreeTail);
+        return fetchFrom(sources.get(0), copy, chain, chunk, offset, length, alloc).handle((buf, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(buf);
+            }
+            LOG.warn("node {}: reading chunk {} from {} failed: {}", nodeId, chunk, sources.get(0), unwrap(err).toString());
+            if (sources.size() == 1) {
+                return CompletableFuture.<ByteBuf>failedFuture(unwrap(err));
+            }
+            return fetch(sources.subList(1, sources.size()), leaseFreeTail, chain, chunk, offset, length, alloc);
+        }).thenCompose(Function.identity());
+    }
+
+    private CompletableFuture<ByteBuf> fetchFrom(String source, boolean copy, ChainAddress chain, ChunkId chunk, long offset,
+                                                 int length, ByteBufAllocator alloc) {
+        if (length <= PIECE) {
+            return piece(source, copy, chain, chunk, offset, length);
+        }
+        ByteBuf out = alloc.directBuffer(length, length);
+        CompletableFuture<Void> chain0 = CompletableFuture.completedFuture(null);
+        for (int at = 0; at < length; at += PIECE) {
+            int pos = at;
+            int n = Math.min(PIECE, length - at);
+            chain0 = chain0.thenCompose(v -> piece(source, copy, chain, chunk, offset + pos, n)).thenAccept(piece -> {
+                try {
+                    out.setBytes(pos, piece, piece.readerIndex(), n);
+                } finally {
+                    piece.release();
+                }
+            });
+        }
+        return chain0.handle((v, err) -> {
+            if (err != null) {
+                out.release();
+                throw new CompletionException(unwrap(err));
+            }
+            return out.writerIndex(length);
+        });
+    }
+
+    private CompletableFuture<ByteBuf> piece(String source, boolean copy, ChainAddress chain, ChunkId chunk, long offset, int length) {
+        return copy ? peers.copyRead(source, chain, chunk, offset, length) : peers.read(source, chain, chunk, offset, length);
+    }
+
+    static Throwable unwrap(Throwable err) {
+        Throwable t = err;
+        while ((t instanceof CompletionException || t instanceof ExecutionException || t instanceof java.io.UncheckedIOException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}
