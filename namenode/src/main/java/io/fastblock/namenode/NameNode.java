@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class NameNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NameNode.class);
-    private static final int SESSION_TIMEOUT_MS = 15_000;
+    private static final int SESSION_TIMEOUT_MS = 6_000; // a crashed leader is replaced within about this long
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private static final int CONNECT_WAIT_S = 30;
     private static final int ELECTION_WAIT_S = 10;
