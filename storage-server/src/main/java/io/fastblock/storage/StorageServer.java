@@ -6,6 +6,9 @@ import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import io.fastblock.storage.chain.ChainForwarder;
+import io.fastblock.storage.chain.ChainMetrics;
+import io.fastblock.storage.chain.GroupChunks;
+import io.fastblock.storage.chain.ReplicaStorage;
 import io.fastblock.storage.chain.GroupDirectory;
 import io.fastblock.storage.chain.NodeDirectory;
 import io.fastblock.storage.chain.ReplicaService;
@@ -61,6 +64,10 @@ public final class StorageServer implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private ChainForwarder forwarder;
+    private ReplicaService service;
+    private GroupChunks groupChunks;
+    private ExecutorService chainBlocking;
+    private final ChainMetrics chainMetrics = new ChainMetrics(metrics.registry());
     private Channel serverChannel;
     private PersistentNode liveNode;
     private int port;
@@ -104,8 +111,16 @@ public final class StorageServer implements AutoCloseable {
 
         boss = NettyTransport.group(1, "storage-accept");
         workers = NettyTransport.group(2, "storage-io");
-        forwarder = new ChainForwarder(nodeId, nodes, workers);
-        ReplicaService service = new ReplicaService(nodeId, groups, forwarder, chunks, log, metrics);
+        forwarder = new ChainForwarder(nodeId, nodes, workers, config.chain().ackTimeoutMillis());
+        groupChunks = new GroupChunks(config.dataDir());
+        chainBlocking = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "chain-blocking");
+            t.setDaemon(true);
+            return t;
+        });
+        service = new ReplicaService(nodeId, groups, forwarder, new ReplicaStorage(chunks, log, chainBlocking), groupChunks,
+                metrics, chainMetrics, config.chain(), chainBlocking);
+        ReplicaService served = service;
         ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(NettyTransport.serverChannel(boss))
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -113,7 +128,7 @@ public final class StorageServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
                         ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE,
-                                new StorageRequestHandler(service, inflight));
+                                new StorageRequestHandler(served, inflight));
                     }
                 });
         serverChannel = b.bind(config.listen(), config.port()).sync().channel();
@@ -162,6 +177,14 @@ public final class StorageServer implements AutoCloseable {
         return log;
     }
 
+    public ChainMetrics chainMetrics() {
+        return chainMetrics;
+    }
+
+    public ReplicaService replicas() {
+        return service;
+    }
+
     @Override
     public synchronized void close() {
         if (closed) {
@@ -186,6 +209,9 @@ public final class StorageServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (service != null) {
+            quietly(service::close);
+        }
         if (forwarder != null) {
             quietly(forwarder::close);
         }
@@ -206,6 +232,12 @@ public final class StorageServer implements AutoCloseable {
         }
         if (zkReads != null) {
             zkReads.shutdownNow();
+        }
+        if (chainBlocking != null) {
+            chainBlocking.shutdown();
+        }
+        if (groupChunks != null) {
+            quietly(groupChunks::close);
         }
         if (log != null) {
             quietly(log::close);

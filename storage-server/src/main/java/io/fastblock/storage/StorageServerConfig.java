@@ -2,13 +2,15 @@ package io.fastblock.storage;
 
 import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
+import io.fastblock.storage.chain.ChainLimits;
 import java.nio.file.Path;
 
 /**
  * Settings of one storage server. {@code nodeId} may be null: the id is then read from (or
  * created in) the data directory, see {@link NodeIdentity}.
  */
-public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize) {
+public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                                  ChainLimits chain) {
     public static final long DEFAULT_SEGMENT_SIZE = 256L << 20;
     /** Small enough for tests that exercise roll-over, large enough to hold a header. */
     public static final long MIN_SEGMENT_SIZE = 4096;
@@ -26,6 +28,14 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (nodeId != null) {
             NodeIdentity.validate(nodeId);
         }
+        if (chain == null) {
+            chain = ChainLimits.DEFAULTS;
+        }
+    }
+
+    /** With the default chain limits. */
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, ChainLimits.DEFAULTS);
     }
 
     public static StorageServerConfig fromArgs(String... args) {
@@ -37,11 +47,26 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         String zk = cl.get("zk", "127.0.0.1:" + Ports.ZOOKEEPER);
         String seg = cl.get("segment-size", null);
         long segmentSize = seg == null ? DEFAULT_SEGMENT_SIZE : ByteSize.parse("segment-size", seg);
+        ChainLimits d = ChainLimits.DEFAULTS;
+        int sentMaxWrites = cl.getInt("sent-max-writes", d.sentMaxWrites());
+        String sentBytes = cl.get("sent-max-bytes", null);
+        long sentMaxBytes = sentBytes == null ? d.sentMaxBytes() : ByteSize.parse("sent-max-bytes", sentBytes);
+        long ackTimeout = cl.getLong("ack-timeout-ms", d.ackTimeoutMillis());
+        long linkRetry = cl.getLong("link-retry-ms", d.linkRetryMillis());
+        String piece = cl.get("copy-piece", null);
+        int copyPiece = piece == null ? d.copyPieceBytes() : (int) Math.min(Integer.MAX_VALUE, ByteSize.parse("copy-piece", piece));
         cl.rejectUnknown();
-        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize);
+        ChainLimits chain;
+        try {
+            chain = new ChainLimits(sentMaxWrites, sentMaxBytes, ackTimeout, linkRetry, copyPiece);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--sent-max-writes, --sent-max-bytes, --ack-timeout-ms and --link-retry-ms must be"
+                    + " positive and --copy-piece at least 4K: " + e.getMessage());
+        }
+        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain);
     }
 
     public StorageServerConfig withPort(int newPort) {
-        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize);
+        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain);
     }
 }

@@ -1,28 +1,32 @@
 package io.fastblock.storage.chain;
 
+import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageMessage;
 import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.WriteRequest;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.storage.net.StorageClient;
 import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongFunction;
 
-/** Forwards writes to successors over one connection per successor address. */
+/** Forwards writes to successors (and catch-up calls to tails) over one connection per node address. */
 public final class ChainForwarder implements Downstream, AutoCloseable {
-    private static final long TIMEOUT_SECONDS = 30;
-
     private final String self;
     private final NodeDirectory nodes;
     private final EventLoopGroup group;
+    private final long timeoutMillis;
     private final ConcurrentHashMap<String, StorageClient> clients = new ConcurrentHashMap<>();
 
-    public ChainForwarder(String self, NodeDirectory nodes, EventLoopGroup group) {
+    public ChainForwarder(String self, NodeDirectory nodes, EventLoopGroup group, long timeoutMillis) {
         this.self = self;
         this.nodes = nodes;
         this.group = group;
+        this.timeoutMillis = timeoutMillis;
     }
 
     @Override
@@ -36,25 +40,39 @@ public final class ChainForwarder implements Downstream, AutoCloseable {
 
     @Override
     public CompletableFuture<StorageResponse> forward(String nodeId, WriteRequest write) {
+        return call(nodeId, id -> new WriteRequest(id, write.flags(), write.chain(), write.chunk(), write.offset(),
+                write.sequence(), write.data()), write);
+    }
+
+    @Override
+    public CompletableFuture<StorageResponse> call(String nodeId, LongFunction<StorageMessage> build) {
+        return call(nodeId, build, null);
+    }
+
+    private CompletableFuture<StorageResponse> call(String nodeId, LongFunction<StorageMessage> build, WriteRequest owned) {
         NodeRecord node = nodes.lookup(nodeId).getNow(null);
         if (node == null) {
-            write.data().release();
-            return CompletableFuture.completedFuture(StorageResponse.error(write.requestId(), write.op(), Status.IO_ERROR,
-                    "node " + self + ": successor " + nodeId + " has no known address"));
+            if (owned != null) {
+                owned.data().release();
+            }
+            nodes.refresh(nodeId);
+            return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.PING, Status.IO_ERROR,
+                    "node " + self + ": " + nodeId + " has no known address"));
         }
         String addr = node.host() + ":" + node.port();
         StorageClient client = clients.compute(addr, (k, c) -> c != null && c.isOpen() ? c
                 : StorageClient.connect(group, node.host(), node.port()));
-        return client.send(id -> new WriteRequest(id, write.flags(), write.chain(), write.chunk(), write.offset(),
-                        write.sequence(), write.data()))
-                .orTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS)
+        return client.send(build)
+                .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                 .handle((resp, err) -> {
                     if (err == null) {
                         return resp;
                     }
-                    Throwable cause = err.getCause() != null && err instanceof java.util.concurrent.CompletionException ? err.getCause() : err;
-                    return StorageResponse.error(write.requestId(), write.op(), Status.IO_ERROR, "node " + self
-                            + ": forwarding to successor " + nodeId + " at " + addr + " failed: " + cause);
+                    // The node may have restarted elsewhere (a new port): look its record up again.
+                    nodes.refresh(nodeId);
+                    Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                    return StorageResponse.error(0, OpCode.PING, Status.IO_ERROR, "node " + self
+                            + ": request to " + nodeId + " at " + addr + " failed: " + cause);
                 });
     }
 

@@ -9,8 +9,12 @@ import org.apache.curator.framework.CuratorFramework;
 /** Replication groups as published by the namenode under {@code /fastblock/groups}. */
 public final class GroupDirectory implements GroupLookup, AutoCloseable {
     private final ZkRecordCache<GroupRecord> groups;
+    private final CuratorFramework zk;
+    private final Executor blocking;
 
     public GroupDirectory(CuratorFramework zk, Executor blocking) {
+        this.zk = zk;
+        this.blocking = blocking;
         this.groups = new ZkRecordCache<>(zk, ZkPaths.GROUPS, GroupRecord.class, blocking);
     }
 
@@ -32,6 +36,25 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
     @Override
     public CompletableFuture<GroupRecord> refresh(int groupId) {
         return groups.fetch(child(groupId));
+    }
+
+    @Override
+    public void listen(java.util.function.Consumer<GroupRecord> listener) {
+        groups.listen(listener);
+    }
+
+    @Override
+    public CompletableFuture<Void> announceCaughtUp(int groupId, String nodeId) {
+        return CompletableFuture.runAsync(() -> {
+            String path = ZkPaths.caughtUp(groupId, nodeId);
+            try {
+                zk.create().creatingParentsIfNeeded().forPath(path);
+            } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
+                // announced before (an earlier attempt): still true
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot create " + path + ": " + e.getMessage(), e);
+            }
+        }, blocking);
     }
 
     @Override

@@ -2,12 +2,22 @@ package io.fastblock.storage.chain;
 
 import io.fastblock.protocol.meta.GroupRecord;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
-/** Where a replica learns group membership: a cache plus an authoritative re-read. */
+/** Where a replica learns group membership: a cache plus an authoritative re-read, and change notices. */
 public interface GroupLookup {
     /** The cached record, or null if none is cached. Never blocks. */
     GroupRecord cached(int groupId);
 
     /** Reads the current record from the source of truth; completes with null if the group does not exist. */
     CompletableFuture<GroupRecord> refresh(int groupId);
+
+    /** Calls {@code listener} (on some background thread) with every group record created or changed. */
+    default void listen(Consumer<GroupRecord> listener) {
+    }
+
+    /** Announces that {@code nodeId} has caught up as the joining node of the group (the namenode then makes it a member). */
+    default CompletableFuture<Void> announceCaughtUp(int groupId, String nodeId) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("no place to announce catch-up"));
+    }
 }

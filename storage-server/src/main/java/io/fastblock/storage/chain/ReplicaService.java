@@ -1,7 +1,9 @@
 package io.fastblock.storage.chain;
 
-import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.ChunkListRequest;
+import io.fastblock.protocol.ChunkListing;
+import io.fastblock.protocol.CopyReadRequest;
 import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.PingRequest;
 import io.fastblock.protocol.ReadRequest;
@@ -11,64 +13,91 @@ import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.WriteRequest;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.storage.StorageMetrics;
-import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.log.CorruptRecordException;
-import io.fastblock.storage.log.LogStore;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
- * What a replica does with a request, independent of sockets. Its role in a group is its
- * position in the group's member list: the head (first) assigns sequence numbers, head and
- * middle write in place and forward, the tail (last) appends to the log and answers after the
- * group-commit fsync. Every data request first passes the chain-version and lease-epoch checks.
+ * What a replica does with a request, independent of sockets. Each group's state and its chain
+ * rules live in a {@link GroupReplica}; this class routes requests to them, checks ranges, and
+ * records per-operation metrics. Roles come from the node's position in the group's member list:
+ * the head (first) assigns sequence numbers, head and middle write in place and forward, the tail
+ * (last) stores durably before answering and forwards to a joining node if there is one.
  */
-public final class ReplicaService {
+public final class ReplicaService implements AutoCloseable {
     /** Chunks are at most 1 GiB (the namenode's limit), so no offset within one can go beyond. */
     public static final long MAX_CHUNK_BYTES = 1L << 30;
-    private static final int ORDER_STRIPES = 64;
 
     private final String nodeId;
-    private final GroupLookup groups;
-    private final Downstream downstream;
-    private final ChunkStore chunks;
-    private final LogStore log;
     private final StorageMetrics metrics;
-    private final EpochFence fence = new EpochFence();
-    private final SequenceClock clock = new SequenceClock();
-    private final Object[] order = new Object[ORDER_STRIPES];
+    private final ReplicaContext ctx;
+    private final ScheduledExecutorService scheduler;
+    private final ConcurrentHashMap<Integer, GroupReplica> replicas = new ConcurrentHashMap<>();
 
-    private record Role(GroupRecord group, int position) {
-        boolean head() {
-            return position == 0;
-        }
-
-        boolean tail() {
-            return position == group.members().size() - 1;
-        }
-
-        String successor() {
-            return group.members().get(position + 1);
-        }
-    }
-
-    public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ChunkStore chunks, LogStore log,
-                          StorageMetrics metrics) {
+    public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
+                          GroupChunks chunks, StorageMetrics metrics, ChainMetrics chainMetrics, ChainLimits limits,
+                          Executor blocking) {
         this.nodeId = nodeId;
-        this.groups = groups;
-        this.downstream = downstream;
-        this.chunks = chunks;
-        this.log = log;
         this.metrics = metrics;
-        for (int i = 0; i < order.length; i++) {
-            order[i] = new Object();
-        }
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "chain-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        this.ctx = new ReplicaContext(nodeId, groups, downstream, storage, chunks, chainMetrics, new SequenceClock(),
+                new EpochFence(), limits, scheduler, blocking);
+        groups.listen(this::onGroupChanged);
+        scheduler.scheduleWithFixedDelay(this::expire, 200, 200, TimeUnit.MILLISECONDS);
     }
 
     public String nodeId() {
         return nodeId;
+    }
+
+    private GroupReplica replica(int groupId) {
+        return replicas.computeIfAbsent(groupId, g -> {
+            GroupReplica r = new GroupReplica(g, ctx);
+            GroupRecord cached = ctx.groups().cached(g);
+            if (cached != null) {
+                r.offerView(cached);
+            }
+            return r;
+        });
+    }
+
+    /** A group record was created or changed in ZooKeeper: every group this node has a part in reacts at once. */
+    private void onGroupChanged(GroupRecord record) {
+        if (record.positionOf(nodeId) >= 0 || record.isJoining(nodeId) || replicas.containsKey(record.id())) {
+            replica(record.id()).offerView(record);
+        }
+    }
+
+    private void expire() {
+        long now = System.nanoTime();
+        for (GroupReplica r : replicas.values()) {
+            r.expire(now);
+        }
+    }
+
+    /** This node's position in a group, for tests and operators. */
+    public String roleIn(int groupId) {
+        GroupReplica r = replicas.get(groupId);
+        return r == null ? "none" : r.position().role().metricName();
+    }
+
+    /** Writes held in a group's sent list (forwarded, not yet acknowledged). */
+    public int sentSize(int groupId) {
+        GroupReplica r = replicas.get(groupId);
+        return r == null ? 0 : r.sentSize();
     }
 
     /** Serves one request; takes ownership of any payload. The future always completes with a response. */
@@ -81,6 +110,12 @@ public final class ReplicaService {
         }
         if (message instanceof ReadRequest r) {
             return read(r, alloc);
+        }
+        if (message instanceof CopyReadRequest c) {
+            return copyRead(c, alloc);
+        }
+        if (message instanceof ChunkListRequest l) {
+            return chunkList(l, alloc);
         }
         StorageResponse r = (StorageResponse) message;
         r.data().release();
@@ -103,27 +138,18 @@ public final class ReplicaService {
 
     private CompletableFuture<StorageResponse> write(WriteRequest w) {
         ByteBuf data = w.data();
-        String bad = w.length() == 0 ? "empty write" : badRange(w.offset(), w.length());
+        int length = w.length();
+        String bad = length == 0 ? "empty write" : badRange(w.offset(), length);
         if (bad != null) {
             data.release();
             return done(StorageResponse.error(w.requestId(), OpCode.WRITE, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
         }
+        long started = System.nanoTime();
+        GroupReplica replica = replica(w.chain().groupId());
+        String role = replica.position().role().metricName();
         CompletableFuture<StorageResponse> result;
         try {
-            result = roleFor(w.chain(), w.chunk(), true).thenCompose(role -> {
-                if (role.head() && w.forwarded()) {
-                    throw new RequestRejected(Status.BAD_REQUEST, "node " + nodeId + " is the head of group "
-                            + role.group().id() + " but received a forwarded write");
-                }
-                if (!role.head() && !w.forwarded()) {
-                    throw new RequestRejected(Status.BAD_REQUEST, "node " + nodeId + " is not the head of group "
-                            + role.group().id() + "; writes enter the chain at " + role.group().head());
-                }
-                if (role.tail()) {
-                    return CompletableFuture.completedFuture(role);
-                }
-                return downstream.prepare(role.successor()).thenApply(ignored -> role);
-            }).thenCompose(role -> apply(w, role));
+            result = replica.write(w);
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
@@ -133,49 +159,13 @@ public final class ReplicaService {
                 data.release();
                 return failure(w.requestId(), OpCode.WRITE, err);
             }
+            if (resp.isOk()) {
+                metrics.writes.increment();
+                metrics.bytesWritten.increment(length);
+                ctx.metrics().latency("write", role).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                ctx.metrics().bytes("write", role).record(length);
+            }
             return resp;
-        });
-    }
-
-    /** Hands the write to the local store and the successor; from here on the stores own the data. */
-    private CompletableFuture<StorageResponse> apply(WriteRequest w, Role role) {
-        ByteBuf data = w.data();
-        int length = data.readableBytes();
-        CompletableFuture<Void> local;
-        CompletableFuture<StorageResponse> remote;
-        // One order for the sequence number, the local apply and the send downstream, so every
-        // replica applies overlapping writes to a chunk in the same order.
-        synchronized (order[Math.floorMod(w.chunk().hashCode(), ORDER_STRIPES)]) {
-            long sequence = role.head() ? clock.next() : w.sequence();
-            if (role.tail()) {
-                local = log.append(w.chunk(), w.offset(), sequence, data.retain());
-                remote = null;
-            } else {
-                local = chunks.writeAsync(w.chunk(), w.offset(), data.retainedDuplicate());
-                remote = downstream.forward(role.successor(), w.forward(0, sequence, data.retainedDuplicate()));
-            }
-        }
-        data.release();
-        CompletableFuture<StorageResponse> localResult = local.handle((v, err) -> err == null ? null
-                : StorageResponse.error(w.requestId(), OpCode.WRITE, Status.IO_ERROR,
-                "node " + nodeId + ": local write failed: " + unwrap(err)));
-        CompletableFuture<StorageResponse> all = remote == null ? localResult
-                : localResult.thenCombine(remote, (localError, down) -> {
-                    if (!down.isOk()) {
-                        down.data().release();
-                        // The failing node named itself in its message; pass status and text up unchanged.
-                        return StorageResponse.error(w.requestId(), OpCode.WRITE, down.status(), down.message());
-                    }
-                    down.data().release();
-                    return localError;
-                });
-        return all.thenApply(error -> {
-            if (error != null) {
-                return error;
-            }
-            metrics.writes.increment();
-            metrics.bytesWritten.increment(length);
-            return StorageResponse.ok(w.requestId(), OpCode.WRITE);
         });
     }
 
@@ -184,47 +174,57 @@ public final class ReplicaService {
         if (bad != null) {
             return done(StorageResponse.error(r.requestId(), OpCode.READ, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
         }
-        return roleFor(r.chain(), r.chunk(), false).thenCompose(role -> {
-            if (r.length() == 0) {
-                return CompletableFuture.completedFuture(StorageResponse.ok(r.requestId(), OpCode.READ));
+        long started = System.nanoTime();
+        GroupReplica replica = replica(r.chain().groupId());
+        return replica.ensureView(r.chain().chainVersion()).thenCompose(v -> {
+            ChainPosition pos = replica.admitRead(r.chain().chainVersion());
+            long newer = ctx.fence().admit(r.chunk().volumeId(), r.chain().leaseEpoch());
+            if (newer >= 0) {
+                throw new RequestRejected(Status.STALE_EPOCH, "node " + nodeId + ": lease epoch " + r.chain().leaseEpoch()
+                        + " of volume " + r.chunk().volumeId() + " is older than " + newer);
             }
-            CompletableFuture<ByteBuf> data = role.tail()
-                    ? log.readAsync(r.chunk(), r.offset(), r.length(), alloc)
-                    : chunks.readAsync(r.chunk(), r.offset(), r.length(), alloc);
-            return data.thenApply(buf -> {
+            if (r.length() == 0) {
+                return done(StorageResponse.ok(r.requestId(), OpCode.READ));
+            }
+            String role = pos.role().metricName();
+            return ctx.storage().read(r.chunk(), r.offset(), r.length(), pos.tail(), alloc).thenApply(buf -> {
                 metrics.reads.increment();
                 metrics.bytesRead.increment(r.length());
+                ctx.metrics().latency("read", role).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                ctx.metrics().bytes("read", role).record(r.length());
                 return StorageResponse.ok(r.requestId(), OpCode.READ, buf);
             });
         }).exceptionally(err -> failure(r.requestId(), OpCode.READ, err));
     }
 
-    /** This node's role for the request's group, after the chain-version and lease checks. */
-    private CompletableFuture<Role> roleFor(ChainAddress chain, ChunkId chunk, boolean write) {
-        GroupRecord cached = groups.cached(chain.groupId());
-        CompletableFuture<GroupRecord> current = cached != null && cached.chainVersion() == chain.chainVersion()
-                ? CompletableFuture.completedFuture(cached)
-                : groups.refresh(chain.groupId());
-        return current.thenApply(g -> {
-            if (g == null) {
-                throw new RequestRejected(Status.UNKNOWN_GROUP, "node " + nodeId + ": group " + chain.groupId() + " is unknown");
+    private CompletableFuture<StorageResponse> copyRead(CopyReadRequest c, ByteBufAllocator alloc) {
+        String bad = badRange(c.offset(), c.length());
+        if (bad != null) {
+            return done(StorageResponse.error(c.requestId(), OpCode.COPY_READ, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
+        }
+        long started = System.nanoTime();
+        GroupReplica replica = replica(c.chain().groupId());
+        return replica.ensureView(c.chain().chainVersion()).thenCompose(v -> {
+            replica.admitCopySource(c.chain().chainVersion());
+            return ctx.storage().read(c.chunk(), c.offset(), c.length(), true, alloc).thenApply(buf -> {
+                ctx.metrics().latency("copy_read", "tail").record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                ctx.metrics().bytes("copy_read", "tail").record(c.length());
+                return StorageResponse.ok(c.requestId(), OpCode.COPY_READ, buf);
+            });
+        }).exceptionally(err -> failure(c.requestId(), OpCode.COPY_READ, err));
+    }
+
+    private CompletableFuture<StorageResponse> chunkList(ChunkListRequest l, ByteBufAllocator alloc) {
+        GroupReplica replica = replica(l.chain().groupId());
+        return replica.ensureView(l.chain().chainVersion()).thenApplyAsync(v -> {
+            replica.admitCopySource(l.chain().chainVersion());
+            List<ChunkListing.Entry> entries = new ArrayList<>();
+            for (ChunkId c : ctx.chunks().of(l.chain().groupId())) {
+                entries.add(new ChunkListing.Entry(c, ctx.storage().length(c)));
             }
-            if (g.chainVersion() != chain.chainVersion()) {
-                throw new RequestRejected(Status.STALE_CHAIN, "node " + nodeId + ": group " + g.id() + " is at chain version "
-                        + g.chainVersion() + ", request has " + chain.chainVersion());
-            }
-            int position = g.positionOf(nodeId);
-            if (position < 0) {
-                throw new RequestRejected(Status.NOT_MEMBER, "node " + nodeId + " is not a member of group " + g.id()
-                        + " " + g.members());
-            }
-            long newer = fence.admit(chunk.volumeId(), chain.leaseEpoch());
-            if (newer >= 0) {
-                throw new RequestRejected(Status.STALE_EPOCH, "node " + nodeId + ": lease epoch " + chain.leaseEpoch()
-                        + " of volume " + chunk.volumeId() + " is older than " + newer);
-            }
-            return new Role(g, position);
-        });
+            ctx.metrics().latency("chunk_list", "tail").record(0, TimeUnit.NANOSECONDS);
+            return StorageResponse.ok(l.requestId(), OpCode.CHUNK_LIST, new ChunkListing(entries).encode(alloc));
+        }, ctx.blocking()).exceptionally(err -> failure(l.requestId(), OpCode.CHUNK_LIST, err));
     }
 
     private StorageResponse failure(long requestId, OpCode op, Throwable err) {
@@ -238,7 +238,7 @@ public final class ReplicaService {
         return StorageResponse.error(requestId, op, Status.IO_ERROR, "node " + nodeId + ": " + cause);
     }
 
-    private static Throwable unwrap(Throwable err) {
+    static Throwable unwrap(Throwable err) {
         Throwable t = err;
         while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException
                 || t instanceof java.io.UncheckedIOException) && t.getCause() != null) {
@@ -249,5 +249,10 @@ public final class ReplicaService {
 
     private static CompletableFuture<StorageResponse> done(StorageResponse r) {
         return CompletableFuture.completedFuture(r);
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
     }
 }

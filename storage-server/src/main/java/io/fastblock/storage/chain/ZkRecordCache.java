@@ -32,6 +32,7 @@ final class ZkRecordCache<T> implements Closeable {
     private final Executor blocking;
     private final CuratorCache cache;
     private final Map<String, Versioned<T>> entries = new ConcurrentHashMap<>();
+    private final java.util.List<java.util.function.Consumer<T>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     ZkRecordCache(CuratorFramework zk, String parent, Class<T> type, Executor blocking) {
         this.zk = zk;
@@ -75,7 +76,21 @@ final class ZkRecordCache<T> implements Closeable {
     }
 
     private void put(String child, int version, T record) {
-        entries.merge(child, new Versioned<>(version, record), (a, b) -> b.version >= a.version ? b : a);
+        Versioned<T> now = entries.merge(child, new Versioned<>(version, record), (a, b) -> b.version >= a.version ? b : a);
+        if (now.record == record) {
+            for (java.util.function.Consumer<T> l : listeners) {
+                try {
+                    l.accept(record);
+                } catch (RuntimeException e) {
+                    LOG.warn("listener of {} failed: {}", parent, e.toString());
+                }
+            }
+        }
+    }
+
+    /** Called with every record that becomes the newest known for its znode (from the cache or a direct read). */
+    void listen(java.util.function.Consumer<T> listener) {
+        listeners.add(listener);
     }
 
     T cached(String child) {

@@ -61,7 +61,7 @@ class ChainReplicationTest {
                 MetaJson.write(new GroupRecord(2, 1, List.of("a", "b", "ghost"))));
         for (String id : List.of("a", "b", "c")) {
             servers.add(StorageServer.start(new StorageServerConfig(id, dir.resolve(id), "127.0.0.1", 0,
-                    zkServer.getConnectString(), 1 << 20)));
+                    zkServer.getConnectString(), 1 << 20, new ChainLimits(1024, 64L << 20, 3_000, 100, 1 << 20))));
         }
         clientLoop = NettyTransport.group(1, "test-client");
         for (StorageServer s : servers) {
@@ -155,7 +155,8 @@ class ChainReplicationTest {
     }
 
     @Test
-    void downstreamFailureReachesTheClientNamingTheFailedNode() throws Exception {
+    void downstreamFailureReachesTheClientNamingTheFailedNodeAfterTheAckTimeout() throws Exception {
+        // The write waits for a chain change that never comes (ghost is never removed), then fails.
         StorageResponse r = write(clients.get(0), new ChainAddress(2, 1, 1), new ChunkId(6, 2), 0, new byte[]{1});
         assertEquals(Status.IO_ERROR, r.status());
         assertTrue(r.message().contains("node b") && r.message().contains("ghost"), r.message());

@@ -35,6 +35,7 @@ class ReplicaServiceTest {
     private ChunkStore chunks;
     private LogStore log;
     private ReplicaService service;
+    private GroupChunks registry;
 
     private final GroupLookup groups = new GroupLookup() {
         @Override
@@ -67,7 +68,9 @@ class ReplicaServiceTest {
         StorageMetrics metrics = new StorageMetrics();
         chunks = new ChunkStore(dir, 2);
         log = LogStore.open(dir, 1 << 20, metrics);
-        service = new ReplicaService("me", groups, noSuccessor, chunks, log, metrics);
+        registry = new GroupChunks(dir);
+        service = new ReplicaService("me", groups, noSuccessor, new ReplicaStorage(chunks, log, Runnable::run), registry,
+                metrics, new ChainMetrics(metrics.registry()), new ChainLimits(16, 1 << 20, 2_000, 50, 4096), Runnable::run);
         table.put(1, new GroupRecord(1, 3, List.of("me")));
         table.put(2, new GroupRecord(2, 1, List.of("x", "y", "z")));
         table.put(3, new GroupRecord(3, 1, List.of("me", "other")));
@@ -75,6 +78,8 @@ class ReplicaServiceTest {
 
     @AfterEach
     void close() throws Exception {
+        service.close();
+        registry.close();
         log.close();
         chunks.close();
     }

@@ -1,0 +1,151 @@
+package io.fastblock.storage.chain;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.ChunkListRequest;
+import io.fastblock.protocol.ChunkListing;
+import io.fastblock.protocol.CopyReadRequest;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.meta.GroupRecord;
+import java.util.ArrayDeque;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One attempt of a joining node to copy a group's data from the tail named in one chain version:
+ * CHUNK_LIST, then COPY_READ piece by piece (each written around the ranges forwarded writes
+ * have covered since joining), then the caught-up znode. Forwarded writes keep arriving
+ * meanwhile through the normal write path. A newer chain version cancels the attempt and starts
+ * another (ranges already forwarded stay excluded); a failed request retries after a pause.
+ */
+final class CatchUp {
+    private static final Logger LOG = LoggerFactory.getLogger(CatchUp.class);
+
+    /** The attempt was superseded by a newer chain version or the node stopped joining. */
+    static final class Cancelled extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        Cancelled() {
+            super("catch-up attempt superseded", null, false, false);
+        }
+    }
+
+    private final GroupReplica replica;
+    private final ReplicaContext ctx;
+    private final GroupRecord view;
+    private final ChainAddress chain;
+    private volatile boolean cancelled;
+    private long copied;
+
+    CatchUp(GroupReplica replica, ReplicaContext ctx, GroupRecord view) {
+        this.replica = replica;
+        this.ctx = ctx;
+        this.view = view;
+        this.chain = new ChainAddress(view.id(), view.chainVersion(), 0);
+    }
+
+    void cancel() {
+        cancelled = true;
+    }
+
+    void start() {
+        if (cancelled) {
+            return;
+        }
+        LOG.info("node {} group {}: catching up from tail {} at chain version {}", ctx.nodeId(), view.id(), view.tail(),
+                view.chainVersion());
+        long started = System.nanoTime();
+        list().thenCompose(this::copyAll)
+                .thenCompose(v -> announce())
+                .whenComplete((v, err) -> {
+                    Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                    if (cause == null) {
+                        ctx.metrics().catchUpsCompleted.increment();
+                        LOG.info("node {} group {}: caught up from {} ({} bytes copied in {} ms)", ctx.nodeId(), view.id(),
+                                view.tail(), copied, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+                    } else if (!(cause instanceof Cancelled) && !cancelled) {
+                        LOG.warn("node {} group {}: catch-up from {} failed, retrying: {}", ctx.nodeId(), view.id(), view.tail(),
+                                cause.toString());
+                        ctx.scheduler().schedule(this::start, ctx.limits().linkRetryMillis() * 4, TimeUnit.MILLISECONDS);
+                    }
+                });
+    }
+
+    private void checkCurrent() {
+        if (cancelled || !replica.isCurrent(this)) {
+            throw new Cancelled();
+        }
+    }
+
+    private CompletableFuture<Map<ChunkId, Long>> list() {
+        return ctx.downstream().call(view.tail(), id -> new ChunkListRequest(id, chain)).thenApplyAsync(resp -> {
+            try {
+                checkCurrent();
+                if (!resp.isOk()) {
+                    throw new IllegalStateException("CHUNK_LIST at " + view.tail() + ": " + resp.status() + " " + resp.message());
+                }
+                Map<ChunkId, Long> lengths = new LinkedHashMap<>();
+                for (ChunkListing.Entry e : ChunkListing.decode(resp.data()).entries()) {
+                    lengths.put(e.chunk(), e.length());
+                }
+                // Chunks only this node has for the group hold nothing the tail acknowledged:
+                // overwrite them with the tail's (zero) content too.
+                for (ChunkId c : ctx.chunks().of(view.id())) {
+                    lengths.merge(c, 0L, Math::max);
+                }
+                for (Map.Entry<ChunkId, Long> e : lengths.entrySet()) {
+                    e.setValue(Math.max(e.getValue(), ctx.storage().length(e.getKey())));
+                }
+                return lengths;
+            } finally {
+                resp.data().release();
+            }
+        }, ctx.blocking());
+    }
+
+    private CompletableFuture<Void> copyAll(Map<ChunkId, Long> lengths) {
+        ArrayDeque<long[]> pieces = new ArrayDeque<>();
+        ArrayDeque<ChunkId> chunks = new ArrayDeque<>();
+        int piece = ctx.limits().copyPieceBytes();
+        for (Map.Entry<ChunkId, Long> e : lengths.entrySet()) {
+            for (long off = 0; off < e.getValue(); off += piece) {
+                chunks.add(e.getKey());
+                pieces.add(new long[]{off, Math.min(piece, e.getValue() - off)});
+            }
+        }
+        return next(chunks, pieces);
+    }
+
+    private CompletableFuture<Void> next(ArrayDeque<ChunkId> chunks, ArrayDeque<long[]> pieces) {
+        if (pieces.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        checkCurrent();
+        ChunkId chunk = chunks.poll();
+        long[] p = pieces.poll();
+        return ctx.downstream().call(view.tail(), id -> new CopyReadRequest(id, chain, chunk, p[0], (int) p[1]))
+                .thenCompose(resp -> {
+                    if (!resp.isOk()) {
+                        resp.data().release();
+                        throw new IllegalStateException("COPY_READ of " + chunk + " at " + p[0] + " from " + view.tail() + ": "
+                                + resp.status() + " " + resp.message());
+                    }
+                    return replica.applyCopy(this, chunk, p[0], resp.data());
+                })
+                .thenCompose(bytes -> {
+                    copied += bytes;
+                    ctx.metrics().catchUpBytes.increment(bytes);
+                    return next(chunks, pieces);
+                });
+    }
+
+    private CompletableFuture<Void> announce() {
+        checkCurrent();
+        return ctx.groups().announceCaughtUp(view.id(), ctx.nodeId());
+    }
+}

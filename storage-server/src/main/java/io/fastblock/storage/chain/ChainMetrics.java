@@ -1,0 +1,58 @@
+package io.fastblock.storage.chain;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Meters of the replication layer: latency and bytes per operation and chain role (histograms),
+ * resends, reconfigurations, promotions to tail, catch-up copy bytes, and the sent lists' fill.
+ */
+public final class ChainMetrics {
+    private final MeterRegistry registry;
+    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, DistributionSummary> sizes = new ConcurrentHashMap<>();
+    public final Counter resends;
+    public final Counter reconfigurations;
+    public final Counter promotions;
+    public final Counter catchUpBytes;
+    public final Counter catchUpsCompleted;
+    public final Counter duplicatesSkipped;
+    public final Counter sentListFull;
+    public final Counter ackTimeouts;
+    public final AtomicLong sentEntries = new AtomicLong();
+    public final AtomicLong sentBytes = new AtomicLong();
+
+    public ChainMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        resends = Counter.builder("fastblock.chain.resends").description("writes resent to a successor after a chain change or link failure").register(registry);
+        reconfigurations = Counter.builder("fastblock.chain.reconfigurations").description("new chain versions applied").register(registry);
+        promotions = Counter.builder("fastblock.chain.promotions").description("times this node became tail and made its copy durable").register(registry);
+        catchUpBytes = Counter.builder("fastblock.chain.catchup.bytes").description("bytes copied from a tail while joining").register(registry);
+        catchUpsCompleted = Counter.builder("fastblock.chain.catchup.completed").register(registry);
+        duplicatesSkipped = Counter.builder("fastblock.chain.duplicates.skipped").description("resent writes already applied here").register(registry);
+        sentListFull = Counter.builder("fastblock.chain.sent.full").description("admissions that waited for room in a sent list").register(registry);
+        ackTimeouts = Counter.builder("fastblock.chain.ack.timeouts").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("fastblock.chain.sent.entries", sentEntries, AtomicLong::get).register(registry);
+        io.micrometer.core.instrument.Gauge.builder("fastblock.chain.sent.bytes", sentBytes, AtomicLong::get).register(registry);
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    /** Latency of one operation as served in one role. */
+    public Timer latency(String op, String role) {
+        return timers.computeIfAbsent(op + "/" + role, k -> Timer.builder("fastblock.storage.op.latency")
+                .tag("op", op).tag("role", role).publishPercentileHistogram().register(registry));
+    }
+
+    /** Payload bytes of one operation as served in one role. */
+    public DistributionSummary bytes(String op, String role) {
+        return sizes.computeIfAbsent(op + "/" + role, k -> DistributionSummary.builder("fastblock.storage.op.bytes")
+                .tag("op", op).tag("role", role).baseUnit("bytes").publishPercentileHistogram().register(registry));
+    }
+}

@@ -1,0 +1,515 @@
+package io.fastblock.storage.chain;
+
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.OpCode;
+import io.fastblock.protocol.Status;
+import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.WriteRequest;
+import io.fastblock.protocol.meta.GroupRecord;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's replica of one group: its view of the chain, the writes it admits, its sent list,
+ * and what it does when the chain changes (van Renesse and Schneider's rules, with durability
+ * following the position):
+ *
+ * <ul>
+ * <li>Writes of a group are admitted one at a time in arrival order ({@link SerialSteps}); the
+ *     ordering point (sequence, local apply, sent list, forward) runs under this object's lock.</li>
+ * <li>A new chain version is applied at once ({@link #offerView}); writes of the new version wait
+ *     for its transition: a node that becomes tail first waits for its in-place writes and fsyncs
+ *     them, a node that stops being tail first folds its log. Then every unacknowledged write of
+ *     the sent list is resent, in order, with the new version, to the new successor; or, if there
+ *     is none, counts as acknowledged.</li>
+ * <li>A failed forward without a chain change makes the node re-read the group; if it did not
+ *     change, the whole unacknowledged list is resent in order on a new connection. The receiver
+ *     applies a (chunk, sequence) at most once ({@link AppliedWindow}).</li>
+ * </ul>
+ */
+final class GroupReplica {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupReplica.class);
+
+    final int groupId;
+    private final ReplicaContext ctx;
+    private final SerialSteps admission = new SerialSteps();
+    private final SentList sent;
+    private final AppliedWindow applied;
+    private final Set<CompletableFuture<Void>> localInFlight = ConcurrentHashMap.newKeySet();
+
+    // Guarded by this.
+    private GroupRecord view;
+    private ChainPosition position = new ChainPosition(ChainPosition.Role.NONE, false, null);
+    private CompletableFuture<Void> transition = CompletableFuture.completedFuture(null);
+    private boolean linkBroken;
+    private boolean recoveryScheduled;
+    private WrittenRanges fresh;
+    private CatchUp catchUp;
+
+    GroupReplica(int groupId, ReplicaContext ctx) {
+        this.groupId = groupId;
+        this.ctx = ctx;
+        this.sent = new SentList(ctx.limits().sentMaxWrites(), ctx.limits().sentMaxBytes(), ctx.scheduler());
+        this.applied = new AppliedWindow(ctx.limits().appliedWindow());
+    }
+
+    /** This node's position in the newest view it knows (NONE before any). */
+    synchronized ChainPosition position() {
+        return position;
+    }
+
+    synchronized GroupRecord view() {
+        return view;
+    }
+
+    // ---------------------------------------------------------------- views
+
+    /**
+     * Completes when this replica knows a view at least as new as {@code version} (re-reading
+     * ZooKeeper when the request is newer than what it knows) and that view's transition is done.
+     */
+    CompletableFuture<Void> ensureView(long version) {
+        synchronized (this) {
+            if (view != null && version <= view.chainVersion()) {
+                return transition;
+            }
+        }
+        return ctx.groups().refresh(groupId).thenCompose(record -> {
+            if (record != null) {
+                offerView(record);
+            }
+            synchronized (this) {
+                return transition;
+            }
+        });
+    }
+
+    /** Applies a newer view of the group; older or equal versions are ignored. */
+    synchronized void offerView(GroupRecord record) {
+        if (record == null || record.id() != groupId || (view != null && record.chainVersion() <= view.chainVersion())) {
+            return;
+        }
+        GroupRecord oldView = view;
+        ChainPosition old = position;
+        view = record;
+        position = ChainPosition.of(record, ctx.nodeId());
+        if (oldView != null) {
+            ctx.metrics().reconfigurations.increment();
+            LOG.info("node {} group {}: chain version {} -> {}, {} -> {} (members {}, joining {})", ctx.nodeId(), groupId,
+                    oldView.chainVersion(), record.chainVersion(), old.role(), position.role(), record.members(), record.joining());
+        }
+        boolean promote = oldView != null && position.tail() && !old.tail();
+        boolean demote = oldView != null && old.tail() && !position.tail() && position.member();
+        List<CompletableFuture<Void>> locals = List.copyOf(localInFlight);
+        List<ChunkId> chunks = ctx.chunks().of(groupId);
+        CompletableFuture<Void> barrier = transition.handle((ignored, err) -> null).thenCompose(ignored -> {
+            CompletableFuture<Void> step = CompletableFuture.completedFuture(null);
+            if (promote) {
+                // Durability follows the position: nothing is acknowledged as tail before the
+                // in-place copy (everything applied so far) is on disk.
+                step = CompletableFuture.allOf(locals.toArray(CompletableFuture[]::new)).handle((v, e) -> null)
+                        .thenCompose(v -> ctx.storage().makeDurable(chunks))
+                        .thenRun(ctx.metrics().promotions::increment);
+            }
+            if (demote) {
+                step = step.thenCompose(v -> ctx.storage().leaveTail(chunks));
+            }
+            return step;
+        });
+        if (position.joining()) {
+            if (fresh == null) {
+                fresh = new WrittenRanges();
+            }
+            CatchUp run = new CatchUp(this, ctx, record);
+            if (catchUp != null) {
+                catchUp.cancel();
+            }
+            catchUp = run;
+            barrier.thenRun(run::start);
+        } else {
+            fresh = null;
+            if (catchUp != null) {
+                catchUp.cancel();
+                catchUp = null;
+            }
+        }
+        transition = barrier.handle((ignored, err) -> {
+            afterTransition(record, err);
+            return null;
+        });
+    }
+
+    /** Once the transition to {@code record} is done: resend or settle the sent list. */
+    private synchronized void afterTransition(GroupRecord record, Throwable err) {
+        if (view != record) {
+            return; // a newer view's transition will do it
+        }
+        List<SentWrite> pending = new ArrayList<>(sent.inOrder());
+        if (err != null) {
+            LOG.error("node {} group {}: transition to chain version {} failed: {}", ctx.nodeId(), groupId,
+                    record.chainVersion(), err.toString());
+            for (SentWrite w : pending) {
+                finish(w, error(Status.IO_ERROR, "node " + ctx.nodeId() + ": could not take position " + position.role()
+                        + " in group " + groupId + ": " + err));
+            }
+            return;
+        }
+        if (!position.member() && !position.joining()) {
+            for (SentWrite w : pending) {
+                finish(w, error(Status.STALE_CHAIN, "node " + ctx.nodeId() + " left group " + groupId + " at chain version "
+                        + record.chainVersion()));
+            }
+            return;
+        }
+        String successor = position.successor();
+        if (successor == null) {
+            // Chain replication's tail rule: what this node sent on now counts as complete (it is
+            // the end of the chain and its copy is durable).
+            for (SentWrite w : pending) {
+                finish(w, StorageResponse.ok(0, OpCode.WRITE));
+            }
+            return;
+        }
+        for (SentWrite w : pending) {
+            w.attempt++;
+        }
+        linkBroken = false;
+        if (!pending.isEmpty()) {
+            ctx.metrics().resends.increment(pending.size());
+            LOG.info("node {} group {}: resending {} unacknowledged writes to {} at chain version {}", ctx.nodeId(), groupId,
+                    pending.size(), successor, record.chainVersion());
+        }
+        dispatch();
+    }
+
+    // ---------------------------------------------------------------- writes
+
+    /** Admits a write in arrival order; the future completes with the answer for the sender. */
+    CompletableFuture<StorageResponse> write(WriteRequest w) {
+        return admission.submit(() -> admit(w)).thenCompose(answer -> answer);
+    }
+
+    private CompletableFuture<CompletableFuture<StorageResponse>> admit(WriteRequest w) {
+        long version = w.chain().chainVersion();
+        return ensureView(version).thenCompose(ignored -> {
+            ChainPosition pos;
+            synchronized (this) {
+                checkVersion(version);
+                pos = position;
+            }
+            checkWriter(pos, w);
+            long newer = ctx.fence().admit(w.chunk().volumeId(), w.chain().leaseEpoch());
+            if (newer >= 0) {
+                throw new RequestRejected(Status.STALE_EPOCH, "node " + ctx.nodeId() + ": lease epoch " + w.chain().leaseEpoch()
+                        + " of volume " + w.chunk().volumeId() + " is older than " + newer);
+            }
+            String successor = pos.successor();
+            if (successor == null) {
+                return CompletableFuture.completedFuture(order(w, version, false));
+            }
+            return ctx.downstream().prepare(successor).thenCompose(v -> reserve(w.length()))
+                    .thenApply(v -> order(w, version, true));
+        });
+    }
+
+    private synchronized CompletableFuture<Void> reserve(int bytes) {
+        if (sent.wouldWait(bytes)) {
+            ctx.metrics().sentListFull.increment();
+        }
+        return sent.reserve(bytes);
+    }
+
+    private void checkVersion(long version) {
+        if (view == null) {
+            throw new RequestRejected(Status.UNKNOWN_GROUP, "node " + ctx.nodeId() + ": group " + groupId + " is unknown");
+        }
+        if (view.chainVersion() != version) {
+            throw new RequestRejected(Status.STALE_CHAIN, "node " + ctx.nodeId() + ": group " + groupId + " is at chain version "
+                    + view.chainVersion() + ", request has " + version);
+        }
+    }
+
+    private void checkWriter(ChainPosition pos, WriteRequest w) {
+        if (!pos.member() && !pos.joining()) {
+            throw new RequestRejected(Status.NOT_MEMBER, "node " + ctx.nodeId() + " is not a member of group " + groupId
+                    + " " + view().members());
+        }
+        if (pos.head() && w.forwarded()) {
+            throw new RequestRejected(Status.BAD_REQUEST, "node " + ctx.nodeId() + " is the head of group " + groupId
+                    + " but received a forwarded write");
+        }
+        if (!pos.head() && !w.forwarded()) {
+            throw new RequestRejected(Status.BAD_REQUEST, "node " + ctx.nodeId() + " is not the head of group " + groupId
+                    + "; writes enter the chain at " + view().head());
+        }
+    }
+
+    /**
+     * The ordering point. Takes ownership of the write's data unless it throws (then nothing was
+     * touched and a reservation made for it is returned).
+     */
+    private synchronized CompletableFuture<StorageResponse> order(WriteRequest w, long version, boolean reserved) {
+        String successor = position.successor();
+        if (view.chainVersion() != version || (successor != null) != reserved) {
+            if (reserved) {
+                sent.unreserve(w.length());
+            }
+            checkVersion(version);
+            throw new RequestRejected(Status.STALE_CHAIN, "node " + ctx.nodeId() + ": group " + groupId
+                    + " changed while the write waited");
+        }
+        ChainPosition pos = position;
+        long sequence = pos.head() ? ctx.clock().next() : w.sequence();
+        if (!pos.head()) {
+            ctx.clock().observe(sequence);
+        }
+        ByteBuf data = w.data();
+        CompletableFuture<Void> local = applied.get(w.chunk(), sequence);
+        if (local != null) {
+            ctx.metrics().duplicatesSkipped.increment();
+        } else {
+            if (pos.joining()) {
+                fresh.add(w.chunk(), w.offset(), w.length());
+            }
+            CompletableFuture<Void> stored = pos.durable()
+                    ? ctx.storage().durable(w.chunk(), w.offset(), sequence, data.retainedDuplicate())
+                    : ctx.storage().inPlace(w.chunk(), w.offset(), data.retainedDuplicate());
+            CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
+            local = registered.isDone() && !registered.isCompletedExceptionally() ? stored
+                    : CompletableFuture.allOf(stored, registered);
+            track(local);
+            applied.put(w.chunk(), sequence, local);
+        }
+        CompletableFuture<StorageResponse> downstream;
+        if (successor != null) {
+            SentWrite entry = new SentWrite(sent.nextOrder(), w.chunk(), w.offset(), sequence, w.chain().leaseEpoch(),
+                    data.retainedDuplicate(), local, pos.tail());
+            sent.add(entry);
+            ctx.metrics().sentEntries.incrementAndGet();
+            ctx.metrics().sentBytes.addAndGet(entry.bytes);
+            if (entry.durableFirst) {
+                local.whenComplete((v, e) -> {
+                    synchronized (this) {
+                        dispatch();
+                    }
+                });
+            }
+            dispatch();
+            downstream = entry.acked;
+        } else {
+            downstream = CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.WRITE));
+        }
+        data.release();
+        long requestId = w.requestId();
+        CompletableFuture<StorageResponse> localResult = local.handle((v, err) -> err == null ? null
+                : StorageResponse.error(requestId, OpCode.WRITE, Status.IO_ERROR,
+                "node " + ctx.nodeId() + ": local write failed: " + ReplicaService.unwrap(err)));
+        return localResult.thenCombine(downstream, (localError, down) -> {
+            if (localError != null) {
+                return localError;
+            }
+            if (!down.isOk()) {
+                // The failing node named itself in its message; pass status and text up unchanged.
+                return StorageResponse.error(requestId, OpCode.WRITE, down.status(), down.message());
+            }
+            return StorageResponse.ok(requestId, OpCode.WRITE);
+        });
+    }
+
+    private void track(CompletableFuture<Void> local) {
+        localInFlight.add(local);
+        local.whenComplete((v, e) -> localInFlight.remove(local));
+    }
+
+    /** Sends, in order, every sent-list entry not yet sent in its current attempt. Holds the lock. */
+    private void dispatch() {
+        String successor = position.successor();
+        if (successor == null || linkBroken || view == null) {
+            return;
+        }
+        List<SentWrite> next = new ArrayList<>();
+        for (SentWrite w : sent.inOrder()) {
+            if (w.dispatchedAttempt == w.attempt) {
+                continue;
+            }
+            if (w.durableFirst && !w.local.isDone()) {
+                break; // keep the successor's order: nothing overtakes a write still being made durable
+            }
+            next.add(w);
+        }
+        long version = view.chainVersion();
+        for (SentWrite w : next) {
+            if (linkBroken || w.done) {
+                return;
+            }
+            int attempt = w.attempt;
+            w.dispatchedAttempt = attempt;
+            w.successor = successor;
+            if (w.durableFirst && w.local.isCompletedExceptionally()) {
+                // Not durable here, so the sender gets this node's error; the joiner need not see it.
+                finish(w, StorageResponse.ok(0, OpCode.WRITE));
+                continue;
+            }
+            WriteRequest forward = new WriteRequest(0, WriteRequest.FLAG_FORWARDED, new ChainAddress(groupId, version, w.leaseEpoch),
+                    w.chunk, w.offset, w.sequence, w.data.retainedDuplicate());
+            ctx.downstream().forward(successor, forward).whenComplete((resp, err) -> answered(w, attempt, resp, err));
+        }
+    }
+
+    private void answered(SentWrite w, int attempt, StorageResponse resp, Throwable err) {
+        StorageResponse r = resp != null ? resp : error(Status.IO_ERROR, "node " + ctx.nodeId() + ": forward failed: " + err);
+        try {
+            synchronized (this) {
+                if (w.done) {
+                    return;
+                }
+                if (r.isOk()) {
+                    // Also for an older attempt: the successor (and everything after it) has the write.
+                    finish(w, StorageResponse.ok(0, OpCode.WRITE));
+                } else if (attempt == w.attempt) {
+                    w.lastError = StorageResponse.error(0, OpCode.WRITE, r.status(), r.message());
+                    linkBroken = true;
+                    scheduleRecovery();
+                }
+            }
+        } finally {
+            r.data().release();
+        }
+    }
+
+    private void finish(SentWrite w, StorageResponse answer) {
+        if (w.done) {
+            return;
+        }
+        w.done = true;
+        sent.remove(w);
+        ctx.metrics().sentEntries.decrementAndGet();
+        ctx.metrics().sentBytes.addAndGet(-w.bytes);
+        w.data.release();
+        w.acked.complete(answer);
+    }
+
+    /**
+     * A forward failed: re-read the group (the failure may be a chain change this node has not
+     * seen). If the chain did not change, resend the whole unacknowledged list in order on a new
+     * connection after a pause; a changed chain resends through {@link #afterTransition}.
+     */
+    private void scheduleRecovery() {
+        if (recoveryScheduled) {
+            return;
+        }
+        recoveryScheduled = true;
+        long seen = view.chainVersion();
+        ctx.groups().refresh(groupId).whenComplete((record, err) -> {
+            if (record != null) {
+                offerView(record);
+            }
+            ctx.scheduler().schedule(() -> resetLink(seen), ctx.limits().linkRetryMillis(), TimeUnit.MILLISECONDS);
+        });
+    }
+
+    private synchronized void resetLink(long seenVersion) {
+        recoveryScheduled = false;
+        if (!linkBroken || view.chainVersion() != seenVersion) {
+            return;
+        }
+        List<SentWrite> pending = new ArrayList<>(sent.inOrder());
+        for (SentWrite w : pending) {
+            w.attempt++;
+        }
+        linkBroken = false;
+        ctx.metrics().resends.increment(pending.size());
+        dispatch();
+    }
+
+    /** Fails writes whose successor has not acknowledged them within the limit. */
+    synchronized void expire(long nowNanos) {
+        long limit = TimeUnit.MILLISECONDS.toNanos(ctx.limits().ackTimeoutMillis());
+        for (SentWrite w : new ArrayList<>(sent.inOrder())) {
+            if (nowNanos - w.createdNanos > limit) {
+                ctx.metrics().ackTimeouts.increment();
+                String why = w.lastError != null ? ": " + w.lastError.message() : "";
+                finish(w, error(w.lastError != null ? w.lastError.status() : Status.IO_ERROR, "node " + ctx.nodeId()
+                        + ": successor " + w.successor + " did not acknowledge within " + ctx.limits().ackTimeoutMillis()
+                        + " ms" + why));
+            }
+        }
+    }
+
+    /** The position a read of {@code version} is served in; throws if this node must not serve it. */
+    synchronized ChainPosition admitRead(long version) {
+        checkVersion(version);
+        if (position.joining()) {
+            throw new RequestRejected(Status.NOT_MEMBER, "node " + ctx.nodeId() + " is joining group " + groupId
+                    + " and serves no reads until it is a member");
+        }
+        if (!position.member()) {
+            throw new RequestRejected(Status.NOT_MEMBER, "node " + ctx.nodeId() + " is not a member of group " + groupId
+                    + " " + view.members());
+        }
+        return position;
+    }
+
+    /** Checks that this node is the tail of {@code version}, which alone serves CHUNK_LIST and COPY_READ. */
+    synchronized void admitCopySource(long version) {
+        checkVersion(version);
+        if (!position.tail()) {
+            throw new RequestRejected(Status.NOT_MEMBER, "node " + ctx.nodeId() + " is not the tail of group " + groupId
+                    + " " + view.members() + "; catch up from " + view.tail());
+        }
+    }
+
+    synchronized int sentSize() {
+        return sent.size();
+    }
+
+    synchronized int admissionsWaiting() {
+        return sent.waiting();
+    }
+
+    // ---------------------------------------------------------------- catch-up (joining side)
+
+    /**
+     * Writes a piece copied from the tail, except where a forwarded write landed since this node
+     * started joining (that data is newer). Checked and submitted under the lock, in the same
+     * order as forwarded writes, so a forwarded write either excludes the range or is applied
+     * after the copy. Takes ownership of {@code data}.
+     */
+    CompletableFuture<Long> applyCopy(CatchUp run, ChunkId chunk, long offset, ByteBuf data) {
+        List<CompletableFuture<Void>> writes = new ArrayList<>();
+        long copied = 0;
+        synchronized (this) {
+            if (catchUp != run || fresh == null) {
+                data.release();
+                return CompletableFuture.failedFuture(new CatchUp.Cancelled());
+            }
+            for (long[] gap : fresh.uncovered(chunk, offset, data.readableBytes())) {
+                int from = (int) (gap[0] - offset);
+                CompletableFuture<Void> f = ctx.storage().inPlace(chunk, gap[0], data.retainedSlice(data.readerIndex() + from, (int) gap[1]));
+                track(f);
+                writes.add(f);
+                copied += gap[1];
+            }
+            writes.add(ctx.chunks().add(groupId, chunk));
+        }
+        data.release();
+        long bytes = copied;
+        return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> bytes);
+    }
+
+    synchronized boolean isCurrent(CatchUp run) {
+        return catchUp == run;
+    }
+
+    private static StorageResponse error(Status status, String message) {
+        return StorageResponse.error(0, OpCode.WRITE, status, message);
+    }
+}

@@ -1,0 +1,46 @@
+package io.fastblock.storage.chain;
+
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.StorageResponse;
+import io.netty.buffer.ByteBuf;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A write this replica has taken on and must see acknowledged by its successor: an entry of the
+ * group's sent list. It keeps its data so it can be resent, in order, after a chain change or a
+ * broken link. Mutable fields are guarded by the owning {@link GroupReplica}'s lock.
+ */
+final class SentWrite {
+    final long order;
+    final ChunkId chunk;
+    final long offset;
+    final long sequence;
+    final long leaseEpoch;
+    final ByteBuf data;
+    final int bytes;
+    /** This replica's own apply. */
+    final CompletableFuture<Void> local;
+    /** A tail forwards to its joining node only after its own durable append. */
+    final boolean durableFirst;
+    final long createdNanos = System.nanoTime();
+    /** Completes with the successor's answer (or the error that ends the wait); never exceptionally. */
+    final CompletableFuture<StorageResponse> acked = new CompletableFuture<>();
+    int attempt;
+    int dispatchedAttempt = -1;
+    String successor;
+    StorageResponse lastError;
+    boolean done;
+
+    SentWrite(long order, ChunkId chunk, long offset, long sequence, long leaseEpoch, ByteBuf data,
+              CompletableFuture<Void> local, boolean durableFirst) {
+        this.order = order;
+        this.chunk = chunk;
+        this.offset = offset;
+        this.sequence = sequence;
+        this.leaseEpoch = leaseEpoch;
+        this.data = data;
+        this.bytes = data.readableBytes();
+        this.local = local;
+        this.durableFirst = durableFirst;
+    }
+}

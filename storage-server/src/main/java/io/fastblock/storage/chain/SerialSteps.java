@@ -1,0 +1,26 @@
+package io.fastblock.storage.chain;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/**
+ * Runs asynchronous steps one after another in submission order: a step starts when the previous
+ * one's future has completed (either way). A replica admits a group's writes through one of these,
+ * so a write that must wait (a ZooKeeper refresh, room in the sent list) holds back the writes
+ * that arrived after it instead of letting them overtake it.
+ */
+final class SerialSteps {
+    private CompletableFuture<?> last = CompletableFuture.completedFuture(null);
+
+    synchronized <T> CompletableFuture<T> submit(Supplier<CompletableFuture<T>> step) {
+        CompletableFuture<T> next = last.handle((ignored, err) -> null).thenCompose(ignored -> {
+            try {
+                return step.get();
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
+        });
+        last = next;
+        return next;
+    }
+}
