@@ -5,11 +5,6 @@ import io.fastblock.storage.chunk.ChunkStore;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ExecutionException;
 
 /** {@link BaseFiles} over the node's {@link ChunkStore}: the tail's base files are the head/middle layout's chunk files. */
@@ -46,18 +41,6 @@ public final class ChunkStoreBase implements BaseFiles {
 
     @Override
     public void force(ChunkId chunk) throws IOException {
-        // fsync acts on the file, not the descriptor: a second descriptor flushes the store's writes.
-        Path file = chunks.fileOf(chunk);
-        if (!Files.exists(file)) {
-            return;
-        }
-        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
-            ch.force(false);
-        } catch (NoSuchFileException e) {
-            // nothing was ever written: nothing to make durable
-        }
-        try (FileChannel d = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
-            d.force(true);
-        }
+        chunks.force(chunk);
     }
 }
