@@ -50,6 +50,8 @@ public final class ChunkStore implements Closeable {
     public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofSeconds(5);
     /** Group id of a write whose group the caller did not say (such a chunk cannot be resynced after a power loss). */
     public static final int UNKNOWN_GROUP = -1;
+    /** The dirty record's end bound grows in these steps, so a chunk written sequentially costs few record saves. */
+    static final long END_STEP = 16L << 20;
 
     /** A dirty chunk's bookkeeping; {@code writes} and {@code latestSequence} change on its stripe only. */
     private static final class Tracked {
@@ -57,11 +59,14 @@ public final class ChunkStore implements Closeable {
         volatile long forcedSequence;
         volatile long writes;
         volatile long latestSequence;
+        /** Recorded bound on the bytes written; raised (durably) in {@link #END_STEP} steps before a write passes it. */
+        volatile long end;
 
-        Tracked(int groupId, long forcedSequence) {
+        Tracked(int groupId, long forcedSequence, long end) {
             this.groupId = groupId;
             this.forcedSequence = forcedSequence;
             this.latestSequence = forcedSequence;
+            this.end = end;
         }
     }
 
@@ -194,7 +199,7 @@ public final class ChunkStore implements Closeable {
                     f.rebuildChecksums();
                     f.force();
                 }
-                dirty.put(e.chunk(), new Tracked(e.groupId(), e.forcedSequence()));
+                dirty.put(e.chunk(), new Tracked(e.groupId(), e.forcedSequence(), e.end()));
                 if (e.groupId() != UNKNOWN_GROUP) {
                     groupOf.put(e.chunk(), e.groupId());
                 }
@@ -214,7 +219,7 @@ public final class ChunkStore implements Closeable {
 
     private List<DirtyChunks.Entry> entries() {
         List<DirtyChunks.Entry> out = new ArrayList<>();
-        dirty.forEach((c, t) -> out.add(new DirtyChunks.Entry(c, t.groupId, t.forcedSequence)));
+        dirty.forEach((c, t) -> out.add(new DirtyChunks.Entry(c, t.groupId, t.forcedSequence, t.end)));
         return out;
     }
 
@@ -294,9 +299,9 @@ public final class ChunkStore implements Closeable {
         if (groupId != UNKNOWN_GROUP) {
             groupOf.put(chunk, groupId);
         }
-        Tracked t = markDirty(chunk, groupId);
-        ChunkFile f = file(chunk, true);
         int length = data.readableBytes();
+        Tracked t = markDirty(chunk, groupId, offset + length);
+        ChunkFile f = file(chunk, true);
         f.write(offset, data.nioBuffers(data.readerIndex(), length));
         t.writes++;
         if (sequence > t.latestSequence) {
@@ -321,18 +326,23 @@ public final class ChunkStore implements Closeable {
     }
 
     /** Records the chunk as dirty, durably, before its first write since the last checkpoint. */
-    private Tracked markDirty(ChunkId chunk, int groupId) throws IOException {
+    private Tracked markDirty(ChunkId chunk, int groupId, long writeEnd) throws IOException {
         Tracked t = dirty.get(chunk);
-        if (t != null && (groupId == UNKNOWN_GROUP || t.groupId == groupId)) {
+        if (t != null && (groupId == UNKNOWN_GROUP || t.groupId == groupId) && writeEnd <= t.end) {
             return t;
         }
+        long bound = Math.max(writeEnd, (writeEnd + END_STEP - 1) / END_STEP * END_STEP);
         synchronized (dirtyLock) {
             t = dirty.get(chunk);
             if (t == null) {
-                t = new Tracked(groupId, forced.getOrDefault(chunk, 0L));
+                ChunkFile f = open.get(chunk);
+                t = new Tracked(groupId, forced.getOrDefault(chunk, 0L), Math.max(bound, f == null ? 0 : f.size()));
                 dirty.put(chunk, t);
-            } else if (groupId != UNKNOWN_GROUP && t.groupId != groupId) {
-                t.groupId = groupId;
+            } else if ((groupId != UNKNOWN_GROUP && t.groupId != groupId) || writeEnd > t.end) {
+                if (groupId != UNKNOWN_GROUP) {
+                    t.groupId = groupId;
+                }
+                t.end = Math.max(t.end, bound);
             } else {
                 return t;
             }
@@ -473,10 +483,23 @@ public final class ChunkStore implements Closeable {
             ChunkFile f = file(chunk, true);
             for (long[] r : w.untouched(offset, offset + data.readableBytes())) {
                 int from = data.readerIndex() + (int) (r[0] - offset);
-                f.write(r[0], new ByteBuffer[]{data.nioBuffer(from, (int) (r[1] - r[0]))});
+                ByteBuffer piece = data.nioBuffer(from, (int) (r[1] - r[0]));
+                if (r[0] >= f.size() && isZero(piece)) {
+                    continue; // past the end the file reads as zeros already: keep it sparse
+                }
+                f.write(r[0], new ByteBuffer[]{piece});
             }
             return null;
         });
+    }
+
+    private static boolean isZero(ByteBuffer b) {
+        for (int i = b.position(); i < b.limit(); i++) {
+            if (b.get(i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Ends a chunk's resync: forces it and lets reads of it through again. */

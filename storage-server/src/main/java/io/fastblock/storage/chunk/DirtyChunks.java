@@ -28,14 +28,21 @@ import java.util.zip.CRC32C;
  * <p>Layout: two slot files {@code dirty.0} and {@code dirty.1}; each save writes the whole
  * record into the slot not holding the newest one, so a torn save leaves the previous record
  * readable. Record: magic, generation, clean flag, count, entries (volume, index, group,
- * forced sequence), CRC32C of everything before it.
+ * forced sequence, end bound), CRC32C of everything before it.
  */
 public final class DirtyChunks implements Closeable {
     private static final int MAGIC = 0xFBD1C4C5;
-    private static final int ENTRY = 8 + 8 + 4 + 8;
+    private static final int ENTRY = 8 + 8 + 4 + 8 + 8;
 
-    /** A chunk that may have unforced writes: its group and the highest sequence forced before them. */
-    public record Entry(ChunkId chunk, int groupId, long forcedSequence) {
+    /**
+     * A chunk that may have unforced writes: its group, the highest sequence forced before them,
+     * and a bound on the bytes written ({@code end}: no write reached past it), which a power
+     * loss cannot shorten the way it can shorten the file.
+     */
+    public record Entry(ChunkId chunk, int groupId, long forcedSequence, long end) {
+        public Entry(ChunkId chunk, int groupId, long forcedSequence) {
+            this(chunk, groupId, forcedSequence, 0);
+        }
     }
 
     /** What the last run left behind. */
@@ -105,7 +112,7 @@ public final class DirtyChunks implements Closeable {
         }
         List<Entry> entries = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
-            entries.add(new Entry(new ChunkId(b.getLong(), b.getLong()), b.getInt(), b.getLong()));
+            entries.add(new Entry(new ChunkId(b.getLong(), b.getLong()), b.getInt(), b.getLong(), b.getLong()));
         }
         int crc = b.getInt();
         CRC32C c = new CRC32C();
@@ -120,7 +127,7 @@ public final class DirtyChunks implements Closeable {
         ByteBuffer b = ByteBuffer.allocate(4 + 8 + 1 + 4 + dirty.size() * ENTRY + 4);
         b.putInt(MAGIC).putLong(gen).put((byte) (clean ? 1 : 0)).putInt(dirty.size());
         for (Entry e : dirty) {
-            b.putLong(e.chunk().volumeId()).putLong(e.chunk().index()).putInt(e.groupId()).putLong(e.forcedSequence());
+            b.putLong(e.chunk().volumeId()).putLong(e.chunk().index()).putInt(e.groupId()).putLong(e.forcedSequence()).putLong(e.end());
         }
         CRC32C c = new CRC32C();
         c.update(b.duplicate().flip());

@@ -22,8 +22,10 @@ import org.slf4j.LoggerFactory;
  * "Head/middle after power loss"). {@link ChunkStore} names the chunks written since its last
  * checkpoint and refuses reads of them meanwhile ({@link ReadRepair} answers those from the
  * tail). For each, this asks the tail how long the chunk is (CHUNK_LIST) and copies the whole
- * chunk from it with COPY_READ (outside the lease fence) in 1 MiB pieces; bytes written locally
- * since the resync began are kept, being newer. Then the chunk is forced and served again.
+ * chunk (up to the longest of the tail's length, the local file and the dirty record's end
+ * bound) from it with COPY_READ (outside the lease fence) in 1 MiB pieces; bytes written
+ * locally since the resync began are kept, being newer. Then the chunk is forced and served
+ * again. Where this node is itself the group's tail, the source is its own log ({@link LocalLog}).
  * A chunk whose tail cannot be reached is retried until it can.
  *
  * <p>Not yet done: fetching only the tail's log records above the chunk's forced sequence
@@ -39,6 +41,7 @@ public final class ChunkResync implements AutoCloseable {
     private final ReplicaReader peers;
     private final IntegrityMetrics metrics;
     private final long retryMillis;
+    private volatile LocalLog localLog;
     private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "chunk-resync");
         t.setDaemon(true);
@@ -54,6 +57,21 @@ public final class ChunkResync implements AutoCloseable {
         this.peers = peers;
         this.metrics = metrics;
         this.retryMillis = retryMillis;
+    }
+
+    /**
+     * This node's own durable log, for chunks of groups where this node is now the tail and so
+     * is its own source (a layout that also keeps the tail's data in place).
+     */
+    public interface LocalLog {
+        /** The newest bytes of the range as the log holds them; the caller owns the buffer. */
+        CompletableFuture<ByteBuf> read(ChunkId chunk, long offset, int length);
+    }
+
+    /** Sets the source for chunks of groups this node is tail of; without one those chunks wait. */
+    public ChunkResync withLocalLog(LocalLog log) {
+        this.localLog = log;
+        return this;
     }
 
     /** Resyncs every pending chunk; completes when all are back in service. */
@@ -112,37 +130,50 @@ public final class ChunkResync implements AutoCloseable {
                 return chunks.finishResync(chunk).thenApply(v -> 0L);
             }
             if (g.tail().equals(nodeId)) {
-                throw new IllegalStateException("node " + nodeId + " is now the tail of group " + g.id()
-                        + "; its in-place copy of chunk " + chunk + " cannot be resynced from itself");
+                LocalLog own = localLog;
+                if (own == null) {
+                    throw new IllegalStateException("node " + nodeId + " is the tail of group " + g.id()
+                            + " and has no local log to resync chunk " + chunk + " from");
+                }
+                long end = Math.max(e.end(), sizeOf(chunk));
+                return copy((off, n) -> own.read(chunk, off, n), chunk, 0, end)
+                        .thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
             }
             ChainAddress chain = new ChainAddress(g.id(), g.chainVersion(), 0);
             return peers.length(g.tail(), chain, chunk).thenCompose(tailLength -> {
-                long local;
-                try {
-                    local = chunks.sizeOf(chunk);
-                } catch (java.io.IOException ex) {
-                    throw new java.io.UncheckedIOException(ex);
-                }
+                long local = sizeOf(chunk);
                 // Past the tail's end the chunk must read as zeros too: copying zeros over a longer local tail does that.
-                long end = Math.max(tailLength, local);
-                return copy(g, chain, chunk, 0, end);
+                long end = Math.max(Math.max(tailLength, local), e.end());
+                return copy((off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n), chunk, 0, end);
             }).thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
         });
     }
 
-    private CompletableFuture<Long> copy(GroupRecord g, ChainAddress chain, ChunkId chunk, long from, long end) {
+    private long sizeOf(ChunkId chunk) {
+        try {
+            return chunks.sizeOf(chunk);
+        } catch (java.io.IOException ex) {
+            throw new java.io.UncheckedIOException(ex);
+        }
+    }
+
+    private interface Source {
+        CompletableFuture<ByteBuf> read(long offset, int length);
+    }
+
+    private CompletableFuture<Long> copy(Source source, ChunkId chunk, long from, long end) {
         if (from >= end) {
             return CompletableFuture.completedFuture(0L);
         }
         int n = (int) Math.min(PIECE, end - from);
-        return peers.copyRead(g.tail(), chain, chunk, from, n).thenCompose(data -> {
+        return source.read(from, n).thenCompose(data -> {
             if (data.readableBytes() != n) {
                 data.release();
                 throw new java.util.concurrent.CompletionException(new RemoteReadException(Status.IO_ERROR,
-                        "tail " + g.tail() + " answered " + data.readableBytes() + " bytes for " + n));
+                        "resync source answered " + data.readableBytes() + " bytes of chunk " + chunk + " for " + n));
             }
             return chunks.resyncWriteAsync(chunk, from, data).whenComplete((v, err) -> data.release());
-        }).thenCompose(v -> copy(g, chain, chunk, from + n, end)).thenApply(rest -> rest + n);
+        }).thenCompose(v -> copy(source, chunk, from + n, end)).thenApply(rest -> rest + n);
     }
 
     @Override

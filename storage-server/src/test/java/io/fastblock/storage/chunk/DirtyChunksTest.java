@@ -32,13 +32,13 @@ class DirtyChunksTest {
         try (DirtyChunks d = DirtyChunks.open(dir, FileIoFactory.real())) {
             assertEquals(new DirtyChunks.State(true, List.of()), d.lastState(), "a new directory reads as clean");
             d.save(false, List.of(new DirtyChunks.Entry(a, 3, 77)));
-            d.save(false, List.of(new DirtyChunks.Entry(a, 3, 78), new DirtyChunks.Entry(new ChunkId(1, 2), 3, 0)));
+            d.save(false, List.of(new DirtyChunks.Entry(a, 3, 78, 5 << 20), new DirtyChunks.Entry(new ChunkId(1, 2), 3, 0)));
         }
         try (DirtyChunks d = DirtyChunks.open(dir, FileIoFactory.real())) {
             DirtyChunks.State s = d.lastState();
             assertFalse(s.clean());
             assertEquals(2, s.dirty().size());
-            assertEquals(78, s.dirty().get(0).forcedSequence());
+            assertEquals(new DirtyChunks.Entry(a, 3, 78, 5 << 20), s.dirty().get(0));
         }
         // Tear the newest slot (dirty.1 was written last): the older record is what remains.
         try (RandomAccessFile f = new RandomAccessFile(dir.resolve("dirty.1").toFile(), "rw")) {
@@ -85,8 +85,8 @@ class DirtyChunksTest {
         try (ChunkStore again = new ChunkStore(dir, 2, disk, NEVER)) {
             List<DirtyChunks.Entry> pending = again.pendingResync();
             assertEquals(2, pending.size(), pending.toString());
-            assertTrue(pending.contains(new DirtyChunks.Entry(a, 7, 100)), "a was forced up to sequence 100: " + pending);
-            assertTrue(pending.contains(new DirtyChunks.Entry(b, 8, 0)), "b was never forced: " + pending);
+            assertTrue(pending.contains(new DirtyChunks.Entry(a, 7, 100, ChunkStore.END_STEP)), "a was forced up to sequence 100: " + pending);
+            assertTrue(pending.contains(new DirtyChunks.Entry(b, 8, 0, ChunkStore.END_STEP)), "b was never forced: " + pending);
             assertThrows(ChunkResyncingException.class, () -> read(again, a, 0, 1));
             // Power loss dropped the unforced byte of a; the forced one is there and its checksum was rebuilt.
             again.finishResync(a).get(10, TimeUnit.SECONDS);
