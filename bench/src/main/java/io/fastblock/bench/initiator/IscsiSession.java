@@ -165,7 +165,25 @@ public final class IscsiSession extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * READ CAPACITY(16), asked again (up to 5 times) while the target reports a unit attention, as it
+     * does for the first command after login (power on / reset occurred).
+     */
     public CompletableFuture<Capacity> readCapacity() {
+        return readCapacity(5);
+    }
+
+    private CompletableFuture<Capacity> readCapacity(int attempts) {
+        return readCapacityOnce().handle((cap, err) -> {
+            Throwable c = err instanceof java.util.concurrent.CompletionException ? err.getCause() : err;
+            if (c != null && c.getCause() instanceof ScsiCommandException s && s.senseKey() == 6 && attempts > 1) {
+                return readCapacity(attempts - 1);
+            }
+            return err != null ? CompletableFuture.<Capacity>failedFuture(c) : CompletableFuture.completedFuture(cap);
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<Capacity> readCapacityOnce() {
         ByteBuf buf = alloc.heapBuffer(32);
         return submit(true, false, 32, bhs -> Cdb.readCapacity16(bhs, 32), null, buf).handle((n, err) -> {
             try {
