@@ -310,6 +310,20 @@ public final class LogStore implements Closeable {
     }
 
     /**
+     * Reads and checks every record an index extent uses. Returns false if the extent's segment
+     * was retired meanwhile (its bytes moved; a later pass sees them in their new place).
+     * @throws CorruptRecordException if a record fails its check
+     */
+    boolean verifyExtent(ChunkId chunk, Extent e) throws IOException {
+        try {
+            readExtent(chunk, e, e.chunkOffset(), e.end()).release();
+            return true;
+        } catch (SegmentGone gone) {
+            return false;
+        }
+    }
+
+    /**
      * Moves every log extent of {@code chunk} into its base file: positional writes, one fsync of
      * the base file, then the extents leave the index by compare-and-set (bytes appended
      * meanwhile keep their log extents) in a synced batch, so a restart does not bring them back.
