@@ -205,7 +205,7 @@ final class GroupCommitter {
     private boolean cutBack(Map<LogSegment, Long> touched) {
         try {
             for (Map.Entry<LogSegment, Long> t : touched.entrySet()) {
-                t.getKey().truncate(t.getValue());
+                t.getKey().cutBack(t.getValue());
             }
             return true;
         } catch (IOException | RuntimeException e) {

@@ -86,6 +86,13 @@ public final class LogSegment implements Closeable {
         return true;
     }
 
+    /** Cuts off whatever a failed append left after {@code position}, if anything reached the file. */
+    synchronized void cutBack(long position) throws IOException {
+        if (size > position || channel.size() > position) {
+            truncate(position);
+        }
+    }
+
     /** Cuts a torn tail off the segment. */
     synchronized void truncate(long position) throws IOException {
         channel.truncate(position);
