@@ -103,7 +103,7 @@ public final class NameNode implements AutoCloseable {
                     return l == null ? Optional.empty() : l.leaderUrl();
                 }
             };
-            ChunkPlacement placement = new ChunkPlacement(groups, nodes);
+            ChunkPlacement placement = new ChunkPlacement(groups, nodes, volumes, chunkMaps);
             NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
                     new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
                     new ProgressStore(curator), placement, leaderView);

@@ -112,4 +112,34 @@ public final class ChunkMapStore {
         }
         return total;
     }
+
+    /** Adds the volume's allocated chunks per group into {@code counts}. */
+    public void countByGroup(String volume, java.util.Map<Integer, Long> counts) {
+        List<String> buckets;
+        try {
+            buckets = ZkCalls.run("list chunk map of " + volume, () -> zk.getChildren().forPath(ZkPaths.chunkMap(volume)));
+        } catch (KeeperException.NoNodeException e) {
+            return;
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("list chunk map of " + volume, e);
+        }
+        for (String b : buckets) {
+            String path = ZkPaths.chunkMap(volume) + "/" + b;
+            try {
+                ChunkMapBucket bucket = ChunkMapBucket.decode(ZkCalls.run("read chunk map of " + volume,
+                        () -> zk.getData().forPath(path)));
+                long base = Long.parseLong(b) * ChunkMapBucket.CHUNKS_PER_BUCKET;
+                for (int i = 0; i < ChunkMapBucket.CHUNKS_PER_BUCKET; i++) {
+                    int g = bucket.groupOf(base + i);
+                    if (g != ChunkMapBucket.UNALLOCATED) {
+                        counts.merge(g, 1L, Long::sum);
+                    }
+                }
+            } catch (KeeperException.NoNodeException e) {
+                // deleted meanwhile
+            } catch (KeeperException e) {
+                throw ZkCalls.unexpected("read chunk map of " + volume, e);
+            }
+        }
+    }
 }

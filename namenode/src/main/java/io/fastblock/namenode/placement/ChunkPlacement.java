@@ -1,35 +1,116 @@
 package io.fastblock.namenode.placement;
 
+import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
+import io.fastblock.namenode.meta.NodeStore.NodeState;
+import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.protocol.meta.GroupRecord;
+import io.fastblock.protocol.meta.VolumeRecord;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * Chooses the group of a newly allocated chunk: {@code groups[(volumeId + chunkIndex) % groups]}
- * with groups sorted by id. Consecutive chunks of a volume land on consecutive groups, and
- * different volumes start at different groups, so load spreads without any stored state.
+ * Chooses the group of a newly allocated chunk so that chunks (and so capacity and load) spread
+ * evenly over the groups: the healthy group holding the fewest chunks, ties broken by
+ * {@code (volumeId + chunkIndex) mod groups} so consecutive chunks of a volume still fan out.
+ * A group is healthy when it has 3 members, all live and active (not draining).
+ *
+ * <p>Chunk counts per group are learnt once by reading every chunk map (at the first allocation
+ * this namenode makes), then kept up to date in memory. Only the leader allocates, and a new leader
+ * learns them afresh, so the counts are exact but for allocations that lost a race (a few at most).
  */
 public final class ChunkPlacement {
     private final GroupStore groups;
     private final NodeStore nodes;
+    private final VolumeStore volumes;
+    private final ChunkMapStore chunkMaps;
+    private Map<Integer, Long> counts;
 
     public ChunkPlacement(GroupStore groups, NodeStore nodes) {
+        this(groups, nodes, null, null);
+    }
+
+    public ChunkPlacement(GroupStore groups, NodeStore nodes, VolumeStore volumes, ChunkMapStore chunkMaps) {
         this.groups = groups;
         this.nodes = nodes;
+        this.volumes = volumes;
+        this.chunkMaps = chunkMaps;
     }
 
     /** @throws NoReplicationGroupsException if no group exists yet */
-    public int groupFor(long volumeId, long chunkIndex) {
+    public synchronized int groupFor(long volumeId, long chunkIndex) {
         List<GroupRecord> all = groups.list();
         if (all.isEmpty()) {
             throw new NoReplicationGroupsException(nodes.liveIds().size());
         }
-        return pick(all, volumeId, chunkIndex).id();
+        if (counts == null) {
+            counts = learnCounts();
+        }
+        Map<String, NodeState> nodeStates = nodes.all();
+        GroupRecord chosen = pick(all, volumeId, chunkIndex, counts, g -> healthy(g, nodeStates));
+        counts.merge(chosen.id(), 1L, Long::sum);
+        return chosen.id();
     }
 
+    /** Forgets the learnt counts (e.g. when leadership changes hands); the next allocation learns them again. */
+    public synchronized void forgetCounts() {
+        counts = null;
+    }
+
+    private Map<Integer, Long> learnCounts() {
+        Map<Integer, Long> out = new HashMap<>();
+        if (volumes == null || chunkMaps == null) {
+            return out;
+        }
+        for (VolumeRecord v : volumes.list()) {
+            chunkMaps.countByGroup(v.name(), out);
+        }
+        return out;
+    }
+
+    private static boolean healthy(GroupRecord g, Map<String, NodeState> nodes) {
+        if (g.members().size() < GroupLayout.REPLICAS) {
+            return false;
+        }
+        for (String m : g.members()) {
+            NodeState s = nodes.get(m);
+            if (s == null || !s.live() || !s.active()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The rotation alone: {@code groups[(volumeId + chunkIndex) mod groups]}. */
     static GroupRecord pick(List<GroupRecord> sortedGroups, long volumeId, long chunkIndex) {
         int slot = (int) Math.floorMod(volumeId + chunkIndex, (long) sortedGroups.size());
         return sortedGroups.get(slot);
+    }
+
+    /**
+     * The healthy group with the fewest chunks (all groups when none is healthy), the first such
+     * group at or after the rotation's slot.
+     */
+    static GroupRecord pick(List<GroupRecord> sortedGroups, long volumeId, long chunkIndex, Map<Integer, Long> counts,
+                            java.util.function.Predicate<GroupRecord> healthy) {
+        boolean anyHealthy = sortedGroups.stream().anyMatch(healthy);
+        int n = sortedGroups.size();
+        int start = (int) Math.floorMod(volumeId + chunkIndex, (long) n);
+        GroupRecord best = null;
+        long bestCount = Long.MAX_VALUE;
+        for (int k = 0; k < n; k++) {
+            GroupRecord g = sortedGroups.get((start + k) % n);
+            if (anyHealthy && !healthy.test(g)) {
+                continue;
+            }
+            long c = counts.getOrDefault(g.id(), 0L);
+            if (c < bestCount) {
+                bestCount = c;
+                best = g;
+            }
+        }
+        return best;
     }
 }

@@ -4,6 +4,8 @@ import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.ZkPaths;
+import io.fastblock.protocol.meta.NodeRecord;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -19,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * after every change under {@code /fastblock/live}; checks run one at a time on their own thread so
  * ZooKeeper's event thread never blocks.
  *
- * <p>Only the initial formation exists so far: nodes joining after the groups exist, failed nodes
- * and re-replication are not handled here yet.
+ * <p>Only the initial formation happens here: failed nodes are handled by the chain repair
+ * ({@code io.fastblock.namenode.repair}); nodes added after the groups exist are only used as
+ * replacements so far (no new groups are formed for them).
  */
 public final class GroupFormation implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GroupFormation.class);
@@ -68,8 +71,13 @@ public final class GroupFormation implements AutoCloseable {
         if (!groups.list().isEmpty()) {
             return false;
         }
-        List<String> live = nodes.liveIds();
-        List<GroupRecord> layout = GroupLayout.rotate(live);
+        List<NodeRecord> live = new ArrayList<>();
+        for (NodeStore.NodeState n : nodes.all().values()) {
+            if (n.live() && n.active()) {
+                live.add(n.record());
+            }
+        }
+        List<GroupRecord> layout = GroupLayout.form(live);
         if (layout.isEmpty()) {
             LOG.info("{} storage node(s) live, waiting for {} to form replication groups", live.size(),
                     GroupLayout.REPLICAS);
@@ -77,7 +85,8 @@ public final class GroupFormation implements AutoCloseable {
         }
         boolean created = groups.createAll(layout);
         if (created) {
-            LOG.info("formed {} replication groups from nodes {}", layout.size(), live);
+            LOG.info("formed {} replication groups from nodes {}", layout.size(),
+                    live.stream().map(NodeRecord::id).toList());
         }
         return created;
     }
