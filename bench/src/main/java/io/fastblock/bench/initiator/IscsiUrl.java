@@ -2,8 +2,6 @@ package io.fastblock.bench.initiator;
 
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 
 /**
  * A libiscsi-style LUN address: {@code iscsi://[user[%secret]@]host[:port]/target-iqn/lun}. The
@@ -30,8 +28,9 @@ public record IscsiUrl(String host, int port, String target, int lun, String use
             String cred = rest.substring(0, at);
             rest = rest.substring(at + 1);
             int pct = cred.indexOf('%');
-            user = decode(pct < 0 ? cred : cred.substring(0, pct));
-            secret = pct < 0 ? null : decode(cred.substring(pct + 1));
+            // as libiscsi: no escaping, the secret runs to the last '@' before the path
+            user = pct < 0 ? cred : cred.substring(0, pct);
+            secret = pct < 0 ? null : cred.substring(pct + 1);
             if (user.isEmpty() || secret == null || secret.isEmpty()) {
                 throw new IllegalArgumentException("CHAP credentials must be user%secret in " + url);
             }
@@ -63,10 +62,6 @@ public record IscsiUrl(String host, int port, String target, int lun, String use
             throw new IllegalArgumentException("LUN must be a number, got '" + parts[2] + "' in " + url);
         }
         return new IscsiUrl(host, port, parts[1], lun, user, secret);
-    }
-
-    private static String decode(String s) {
-        return URLDecoder.decode(s, StandardCharsets.UTF_8);
     }
 
     public boolean chap() {
