@@ -105,7 +105,7 @@ class FoldTest {
         assertEquals(0, keysOf(CHUNK), "the log holds nothing for a folded chunk");
         assertEquals(1, keysOf(OTHER), "other chunks keep their extents");
         assertEquals(3000, store.liveBytes().total(), "live bytes drop by what was folded (from " + liveBefore + ")");
-        assertEquals(1.0, store.logMetrics().folds.count());
+        assertEquals(1.0, metrics.registry().get("fastblock.log.folds").counter().count());
         assertArrayEquals(ref, baseFile(CHUNK, AREA));
         assertArrayEquals(ref, read(store, CHUNK, 0, AREA));
         // in-place writes after the fold are not shadowed by old log extents

@@ -109,8 +109,8 @@ class LogCleanerTest {
                 store.logMetrics().cleanerBytesMoved.count());
         assertTrue(store.diskBytes() <= 1.3 * live + 2 * SEGMENT, "disk " + store.diskBytes() + " live " + live);
         assertTrue(freed > 10);
-        assertEquals(freed, store.logMetrics().cleanerSegmentsFreed.count());
-        assertTrue(store.logMetrics().cleanerBytesMoved.count() > 0);
+        assertEquals(freed, metrics.registry().get("fastblock.log.cleaner.segments.freed").counter().count());
+        assertTrue(metrics.registry().get("fastblock.log.cleaner.bytes.moved").counter().count() > 0);
         verifyAll();
         Map<Long, Long> liveBySegment = store.liveBytes().snapshot();
         liveBySegment.values().removeIf(v -> v == 0);
