@@ -203,12 +203,9 @@ public final class ChunkStore implements Closeable {
                 if (e.groupId() != UNKNOWN_GROUP) {
                     groupOf.put(e.chunk(), e.groupId());
                 }
-                if (e.groupId() != UNKNOWN_GROUP) {
-                    // A chunk written without a group (a base file the tail's log folds into) has no
-                    // tail to resync from; its writer forces it itself, so the rebuilt checksums suffice.
-                    resyncing.put(e.chunk(), new WriteWatch(e.chunk()));
-                    pending.add(e);
-                }
+                // Held even without a known group: the resync may learn it elsewhere, or release the chunk.
+                resyncing.put(e.chunk(), new WriteWatch(e.chunk()));
+                pending.add(e);
             }
             LOG.warn("chunk store: unclean shutdown, {} chunk(s) were written since the last checkpoint and must resync from their tails",
                     pending.size());
@@ -357,12 +354,14 @@ public final class ChunkStore implements Closeable {
     }
 
     /**
-     * Synchronous read for callers off the Netty event loops (e.g. the log cleaner reading a base
-     * file): runs on the chunk's stripe, so it never sees a write half applied. Never call it
-     * from work already running on a chunk stripe.
+     * Synchronous read of the file as it is, for the log's base files (the log reads a chunk's
+     * base under its own index, also while the chunk resyncs, and a tail resyncing its in-place
+     * copy from its log reads through here). Checksums are checked; the resync gate is not.
+     * Runs on the chunk's stripe, so it never sees a write half applied; never call it from work
+     * already running on a chunk stripe.
      */
     public ByteBuf read(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
-        return await(readAsync(chunk, offset, length, alloc));
+        return await(onStripe(chunk, () -> readFile(chunk, offset, length, alloc)));
     }
 
     /** Forces the chunk's data and checksums now (e.g. a base file the log folded data into). */
@@ -395,6 +394,10 @@ public final class ChunkStore implements Closeable {
         if (resyncing.containsKey(chunk)) {
             throw new ChunkResyncingException(chunk);
         }
+        return readFile(chunk, offset, length, alloc);
+    }
+
+    private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
         ByteBuf out = alloc.directBuffer(length, length);
         try {
             ChunkFile f = file(chunk, false);

@@ -22,10 +22,11 @@ import org.slf4j.LoggerFactory;
  * "Head/middle after power loss"). {@link ChunkStore} names the chunks written since its last
  * checkpoint and refuses reads of them meanwhile ({@link ReadRepair} answers those from the
  * tail). For each, this asks the tail how long the chunk is (CHUNK_LIST) and copies the whole
- * chunk (up to the longest of the tail's length, the local file and the dirty record's end
- * bound) from it with COPY_READ (outside the lease fence) in 1 MiB pieces; bytes written
+ * chunk (up to the longer of the tail's length and the local file, so local bytes past the
+ * tail's end, never acknowledged, become zeros as at the tail) from it with COPY_READ (outside the lease fence) in 1 MiB pieces; bytes written
  * locally since the resync began are kept, being newer. Then the chunk is forced and served
- * again. Where this node is itself the group's tail, the source is its own log ({@link LocalLog}).
+ * again. Where this node is itself the group's tail, the source is its own log ({@link LocalLog}),
+ * up to the dirty record's end bound (a power loss may have shortened the local file).
  * A chunk whose tail cannot be reached is retried until it can.
  *
  * <p>Not yet done: fetching only the tail's log records above the chunk's forced sequence
@@ -42,6 +43,7 @@ public final class ChunkResync implements AutoCloseable {
     private final IntegrityMetrics metrics;
     private final long retryMillis;
     private volatile LocalLog localLog;
+    private volatile java.util.function.ToIntFunction<ChunkId> groupOf = c -> ChunkStore.UNKNOWN_GROUP;
     private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "chunk-resync");
         t.setDaemon(true);
@@ -71,6 +73,12 @@ public final class ChunkResync implements AutoCloseable {
     /** Sets the source for chunks of groups this node is tail of; without one those chunks wait. */
     public ChunkResync withLocalLog(LocalLog log) {
         this.localLog = log;
+        return this;
+    }
+
+    /** Where to learn the group of a chunk whose writes did not name it (e.g. the chain's record of group chunks). */
+    public ChunkResync withGroupResolver(java.util.function.ToIntFunction<ChunkId> resolver) {
+        this.groupOf = resolver;
         return this;
     }
 
@@ -122,11 +130,18 @@ public final class ChunkResync implements AutoCloseable {
     /** One try at one chunk; completes with the bytes copied. */
     CompletableFuture<Long> resyncOne(DirtyChunks.Entry e) {
         ChunkId chunk = e.chunk();
-        return groups.refresh(e.groupId()).thenCompose(g -> {
+        int groupId = e.groupId() != ChunkStore.UNKNOWN_GROUP ? e.groupId() : groupOf.applyAsInt(chunk);
+        if (groupId == ChunkStore.UNKNOWN_GROUP) {
+            // Written without a group and in no group's record: a base file the log folded into
+            // (its writer forces it) or data no group owns. The rebuilt checksums are all it needs.
+            LOG.info("node {}: dirty chunk {} belongs to no known group; released with rebuilt checksums", nodeId, chunk);
+            return chunks.finishResync(chunk).thenApply(v -> 0L);
+        }
+        return groups.refresh(groupId).thenCompose(g -> {
             if (g == null || g.positionOf(nodeId) < 0) {
                 // No longer ours to serve: nothing to bring in line; the namenode re-replicates elsewhere.
                 LOG.warn("node {}: chunk {} was dirty but group {} no longer lists this node; released without resync",
-                        nodeId, chunk, e.groupId());
+                        nodeId, chunk, groupId);
                 return chunks.finishResync(chunk).thenApply(v -> 0L);
             }
             if (g.tail().equals(nodeId)) {
@@ -143,7 +158,7 @@ public final class ChunkResync implements AutoCloseable {
             return peers.length(g.tail(), chain, chunk).thenCompose(tailLength -> {
                 long local = sizeOf(chunk);
                 // Past the tail's end the chunk must read as zeros too: copying zeros over a longer local tail does that.
-                long end = Math.max(Math.max(tailLength, local), e.end());
+                long end = Math.max(tailLength, local);
                 return copy((off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n), chunk, 0, end);
             }).thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
         });

@@ -57,6 +57,22 @@ public final class ReadRepair {
     }
 
     /**
+     * The read path's entry: like {@link #read(GroupRecord, ChainAddress, ChunkId, long, int, ByteBufAllocator)}
+     * with the group taken from {@code groups} (the caller has just checked the request's chain
+     * version against it, so the cached record is current).
+     */
+    public CompletableFuture<ByteBuf> read(io.fastblock.storage.chain.GroupLookup groups, ChainAddress chain, ChunkId chunk,
+                                           long offset, int length, ByteBufAllocator alloc) {
+        GroupRecord g = groups.cached(chain.groupId());
+        if (g == null) {
+            return groups.refresh(chain.groupId()).thenCompose(fresh -> fresh == null
+                    ? chunks.readAsync(chunk, offset, length, alloc)
+                    : read(fresh, chain, chunk, offset, length, alloc));
+        }
+        return read(g, chain, chunk, offset, length, alloc);
+    }
+
+    /**
      * Reads {@code [offset, offset+length)} of the chunk from this node's in-place copy, repairing
      * it from another member of {@code group} if it is bad. The caller owns the buffer.
      */
