@@ -13,6 +13,8 @@ import io.fastblock.storage.chain.GroupDirectory;
 import io.fastblock.storage.chain.NodeDirectory;
 import io.fastblock.storage.chain.ReplicaService;
 import io.fastblock.storage.chunk.ChunkStore;
+import io.fastblock.storage.integrity.NodeIntegrity;
+import io.fastblock.storage.io.FileIoFactory;
 import io.fastblock.storage.log.LogStore;
 import io.fastblock.storage.net.InflightRequests;
 import io.fastblock.storage.net.NettyTransport;
@@ -55,7 +57,9 @@ public final class StorageServer implements AutoCloseable {
     private final StorageMetrics metrics = new StorageMetrics();
     private final InflightRequests inflight = new InflightRequests();
     private final ChannelGroup connections = new DefaultChannelGroup("storage-connections", GlobalEventExecutor.INSTANCE);
+    private final FileIoFactory files;
     private ChunkStore chunks;
+    private NodeIntegrity integrity;
     private LogStore log;
     private CuratorFramework zk;
     private ExecutorService zkReads;
@@ -74,14 +78,20 @@ public final class StorageServer implements AutoCloseable {
     private boolean closed;
     private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
 
-    private StorageServer(StorageServerConfig config, String nodeId) {
+    private StorageServer(StorageServerConfig config, String nodeId, FileIoFactory files) {
+        this.files = files;
         this.config = config;
         this.nodeId = nodeId;
     }
 
     public static StorageServer start(StorageServerConfig config) throws Exception {
+        return start(config, FileIoFactory.real());
+    }
+
+    /** Starts a server whose chunk files go through {@code files} (power-loss tests pass a fault-injecting factory). */
+    public static StorageServer start(StorageServerConfig config, FileIoFactory files) throws Exception {
         String id = NodeIdentity.resolve(config.dataDir(), config.nodeId());
-        StorageServer s = new StorageServer(config, id);
+        StorageServer s = new StorageServer(config, id, files);
         try {
             s.startUp();
         } catch (Exception | Error e) {
@@ -92,7 +102,7 @@ public final class StorageServer implements AutoCloseable {
     }
 
     private void startUp() throws Exception {
-        chunks = new ChunkStore(config.dataDir(), 4);
+        chunks = new ChunkStore(config.dataDir(), 4, files, ChunkStore.DEFAULT_FLUSH_INTERVAL);
         log = LogStore.open(config.dataDir(), config.segmentSize(), metrics);
 
         zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(15_000)
@@ -118,7 +128,12 @@ public final class StorageServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        service = new ReplicaService(nodeId, groups, forwarder, new ReplicaStorage(chunks, log, chainBlocking), groupChunks,
+        ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking);
+        integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
+                (c, off, n) -> log.readAsync(c, off, n, io.netty.buffer.PooledByteBufAllocator.DEFAULT), workers,
+                metrics.registry(), NodeIntegrity.Settings.DEFAULTS);
+        storage.withRepairingReads(integrity.readRepair()::read, groups);
+        service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
                 metrics, chainMetrics, config.chain(), chainBlocking);
         ReplicaService served = service;
         ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(NettyTransport.serverChannel(boss))
@@ -135,6 +150,7 @@ public final class StorageServer implements AutoCloseable {
         port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
 
         register();
+        integrity.start();
         LOG.info("storage node {} serving on {}:{} ({} transport)", nodeId, config.listen(), port,
                 workers.getClass().getSimpleName());
     }
@@ -167,6 +183,14 @@ public final class StorageServer implements AutoCloseable {
 
     public String host() {
         return config.listen();
+    }
+
+    public NodeIntegrity integrity() {
+        return integrity;
+    }
+
+    public ChunkStore chunkStore() {
+        return chunks;
     }
 
     public StorageMetrics metrics() {
@@ -209,6 +233,9 @@ public final class StorageServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (integrity != null) {
+            quietly(integrity::close);
+        }
         if (service != null) {
             quietly(service::close);
         }

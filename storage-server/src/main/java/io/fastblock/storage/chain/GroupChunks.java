@@ -94,6 +94,16 @@ public final class GroupChunks implements Closeable {
         }, writer);
     }
 
+    /** The group this node holds {@code chunk} for, or -1 (for integrity repair and resync, whose chunk files do not name it). */
+    public int groupOf(ChunkId chunk) {
+        for (Map.Entry<Integer, Set<ChunkId>> e : known.entrySet()) {
+            if (e.getValue().contains(chunk)) {
+                return e.getKey();
+            }
+        }
+        return -1;
+    }
+
     public boolean contains(int groupId, ChunkId chunk) {
         Set<ChunkId> set = known.get(groupId);
         return set != null && set.contains(chunk);

@@ -187,7 +187,7 @@ public final class ReplicaService implements AutoCloseable {
                 return done(StorageResponse.ok(r.requestId(), OpCode.READ));
             }
             String role = pos.role().metricName();
-            return ctx.storage().read(r.chunk(), r.offset(), r.length(), pos.tail(), alloc).thenApply(buf -> {
+            return ctx.storage().read(r.chain(), r.chunk(), r.offset(), r.length(), pos.tail(), alloc).thenApply(buf -> {
                 metrics.reads.increment();
                 metrics.bytesRead.increment(r.length());
                 ctx.metrics().latency("read", role).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);

@@ -49,6 +49,29 @@ public class ReplicaStorage {
         return CompletableFuture.allOf(logged, placed);
     }
 
+    /** Optional (integrity): reads that answer a bad or resyncing local copy from another replica and repair it. */
+    public interface RepairingReads {
+        CompletableFuture<ByteBuf> read(GroupLookup groups, io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset,
+                                        int length, ByteBufAllocator alloc);
+    }
+
+    private volatile RepairingReads repairing;
+    private volatile GroupLookup groups;
+
+    /** Routes client reads through {@code reads} (integrity.ReadRepair); set once at start-up. */
+    public ReplicaStorage withRepairingReads(RepairingReads reads, GroupLookup groupLookup) {
+        this.repairing = reads;
+        this.groups = groupLookup;
+        return this;
+    }
+
+    /** A client read under {@code chain}: through the repairing reads when set, else {@link #read}. */
+    public CompletableFuture<ByteBuf> read(io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset, int length,
+                                           boolean tail, ByteBufAllocator alloc) {
+        RepairingReads r = repairing;
+        return r == null ? read(chunk, offset, length, tail, alloc) : r.read(groups, chain, chunk, offset, length, alloc);
+    }
+
     /** Reads this replica's copy; the caller owns the buffer. */
     public CompletableFuture<ByteBuf> read(ChunkId chunk, long offset, int length, boolean tail, ByteBufAllocator alloc) {
         return chunks.readAsync(chunk, offset, length, alloc);
