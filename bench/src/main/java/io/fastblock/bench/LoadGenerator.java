@@ -47,13 +47,10 @@ public final class LoadGenerator {
             return;
         }
         System.out.print(report.table());
-        if (spec.json() != null) {
-            report.writeJson(spec.json());
-        }
         System.exit(report.errors() == 0 && report.mismatches() == 0 ? 0 : 1);
     }
 
-    /** Runs {@code spec} to the end (bounded by its time limit) and returns the measurements. */
+    /** Runs {@code spec} to the end (bounded by its time limit), writes its JSON file if asked, returns the measurements. */
     public static Report run(JobSpec spec) throws InterruptedException, ExecutionException {
         int threads = Math.max(1, Math.min(spec.urls().size(), Runtime.getRuntime().availableProcessors()));
         long hardStop = System.nanoTime() + spec.timeLimitNanos();
@@ -92,7 +89,16 @@ public final class LoadGenerator {
                 for (CompletableFuture<VolumeResult> f : running) {
                     results.add(f.get());
                 }
-                return new Report(spec, results);
+                Report report = new Report(spec, results);
+                if (spec.json() != null) {
+                    try {
+                        report.writeJson(spec.json());
+                    } catch (java.io.IOException e) {
+                        throw new ExecutionException(new java.io.IOException("cannot write " + spec.json() + ": "
+                                + e.getMessage(), e));
+                    }
+                }
+                return report;
             } finally {
                 List<CompletableFuture<Void>> outs = new ArrayList<>();
                 for (IscsiSession s : sessions) {

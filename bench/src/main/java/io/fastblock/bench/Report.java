@@ -54,11 +54,15 @@ public record Report(JobSpec spec, List<VolumeResult> volumes) {
                 spec.workload() == Workload.RANDRW ? " rwmixread=" + spec.rwmixread() : "",
                 spec.runtimeNanos() > 0 ? spec.runtimeNanos() / 1_000_000 + "ms" : "size " + Units.formatSize(spec.size()),
                 spec.rampNanos() / 1_000_000 + "ms", spec.urls().size(), spec.verify() ? " verify" : ""));
-        sb.append(String.format(Locale.ROOT, "%-44s %-5s %10s %10s %9s %9s %9s %9s %9s %9s%n", "url", "dir", "ios",
+        for (int i = 0; i < volumes.size(); i++) {
+            sb.append(String.format(Locale.ROOT, "  #%d %s%n", i, volumes.get(i).url()));
+        }
+        sb.append(String.format(Locale.ROOT, "%-6s %-5s %10s %10s %9s %9s %9s %9s %9s %9s%n", "lun", "dir", "ios",
                 "IOPS", "MB/s", "p50 us", "p90 us", "p99 us", "p99.9 us", "max us"));
-        for (VolumeResult v : volumes) {
-            row(sb, v.url(), v.read(), v.measuredNanos(), "read");
-            row(sb, v.url(), v.write(), v.measuredNanos(), "write");
+        for (int i = 0; i < volumes.size(); i++) {
+            VolumeResult v = volumes.get(i);
+            row(sb, "#" + i, v.read(), v.measuredNanos(), "read");
+            row(sb, "#" + i, v.write(), v.measuredNanos(), "write");
         }
         if (volumes.size() > 1) {
             row(sb, "total", total(true), totalNanos(), "read");
@@ -81,13 +85,12 @@ public record Report(JobSpec spec, List<VolumeResult> volumes) {
         return sb.toString();
     }
 
-    private static void row(StringBuilder sb, String url, DirectionStats s, long nanos, String dir) {
+    private static void row(StringBuilder sb, String label, DirectionStats s, long nanos, String dir) {
         if (s.ios() == 0) {
             return;
         }
         LatencyHistogram h = s.latency();
-        sb.append(String.format(Locale.ROOT, "%-44s %-5s %10d %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%n",
-                url.length() > 44 ? "..." + url.substring(url.length() - 41) : url, dir, s.ios(), iops(s, nanos),
+        sb.append(String.format(Locale.ROOT, "%-6s %-5s %10d %10.0f %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f%n", label, dir, s.ios(), iops(s, nanos),
                 mbps(s, nanos), h.percentile(50) / 1e3, h.percentile(90) / 1e3, h.percentile(99) / 1e3,
                 h.percentile(99.9) / 1e3, h.max() / 1e3));
     }
