@@ -23,6 +23,7 @@ public final class ChainMetrics {
     public final Counter duplicatesSkipped;
     public final Counter sentListFull;
     public final Counter ackTimeouts;
+    public final Counter writesReceived;
     public final AtomicLong sentEntries = new AtomicLong();
     public final AtomicLong sentBytes = new AtomicLong();
 
@@ -36,6 +37,7 @@ public final class ChainMetrics {
         duplicatesSkipped = Counter.builder("fastblock.chain.duplicates.skipped").description("resent writes already applied here").register(registry);
         sentListFull = Counter.builder("fastblock.chain.sent.full").description("admissions that waited for room in a sent list").register(registry);
         ackTimeouts = Counter.builder("fastblock.chain.ack.timeouts").register(registry);
+        writesReceived = Counter.builder("fastblock.chain.writes.received").description("writes taken off the wire for admission").register(registry);
         io.micrometer.core.instrument.Gauge.builder("fastblock.chain.sent.entries", sentEntries, AtomicLong::get).register(registry);
         io.micrometer.core.instrument.Gauge.builder("fastblock.chain.sent.bytes", sentBytes, AtomicLong::get).register(registry);
     }

@@ -194,6 +194,7 @@ final class GroupReplica {
 
     /** Admits a write in arrival order; the future completes with the answer for the sender. */
     CompletableFuture<StorageResponse> write(WriteRequest w) {
+        ctx.metrics().writesReceived.increment();
         return admission.submit(() -> admit(w)).thenCompose(answer -> answer);
     }
 
