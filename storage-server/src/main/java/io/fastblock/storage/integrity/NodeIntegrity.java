@@ -27,6 +27,8 @@ public final class NodeIntegrity implements AutoCloseable {
     private final ReadRepair repair;
     private final ChunkResync resync;
     private final Scrubber scrubber;
+    private final GroupLookup groups;
+    private final ToIntFunction<ChunkId> resolve;
     private CompletableFuture<Void> resynced = CompletableFuture.completedFuture(null);
 
     /**
@@ -39,14 +41,15 @@ public final class NodeIntegrity implements AutoCloseable {
         this.metrics = new IntegrityMetrics(registry);
         this.peers = new NetworkReplicaReader(nodes, loop);
         this.repair = new ReadRepair(nodeId, chunks, peers, metrics);
-        ToIntFunction<ChunkId> resolve = c -> {
+        this.groups = groups;
+        this.resolve = c -> {
             int g = chunks.groupOf(c);
             return g != ChunkStore.UNKNOWN_GROUP ? g : groupOfChunk.applyAsInt(c);
         };
         this.resync = new ChunkResync(nodeId, chunks, groups, peers, metrics, settings.resyncRetryMillis())
-                .withGroupResolver(resolve).withLocalLog(localLog);
+                .withGroupResolver(this.resolve).withLocalLog(localLog);
         this.scrubber = settings.scrub() ? new Scrubber(nodeId, chunks, repair, c -> {
-            int g = resolve.applyAsInt(c);
+            int g = this.resolve.applyAsInt(c);
             if (g == ChunkStore.UNKNOWN_GROUP) {
                 return null;
             }
@@ -70,6 +73,34 @@ public final class NodeIntegrity implements AutoCloseable {
 
     public IntegrityMetrics metrics() {
         return metrics;
+    }
+
+    /**
+     * The listener for the log's scrubber: each corrupt extent is repaired in the background
+     * (good bytes appended again through {@code rewrite}, normally {@code LogStore::append}).
+     */
+    public io.fastblock.storage.log.LogScrubber.CorruptionListener logRepair(ReadRepair.LogRewriter rewrite) {
+        return (chunk, offset, length, cause) -> {
+            int g = resolve.applyAsInt(chunk);
+            GroupRecord group = g == ChunkStore.UNKNOWN_GROUP ? null : groups.cached(g);
+            if (group == null) {
+                metrics.corruptFound.increment();
+                org.slf4j.LoggerFactory.getLogger(NodeIntegrity.class).error(
+                        "log extent of chunk {} {}+{} is corrupt but its group is unknown here; not repaired", chunk, offset, length);
+                return;
+            }
+            repair.repairLogExtent(group, chunk, offset, length, rewrite).whenComplete((v, err) -> {
+                if (err != null) {
+                    org.slf4j.LoggerFactory.getLogger(NodeIntegrity.class).warn("repair of log extent of chunk {} {}+{} failed: {}",
+                            chunk, offset, length, ReadRepair.unwrap(err).toString());
+                }
+            });
+        };
+    }
+
+    /** The chunk scrubber, or null when scrubbing is off. */
+    public Scrubber scrubber() {
+        return scrubber;
     }
 
     /** Completes when every chunk left dirty by an unclean shutdown has been resynced. */

@@ -7,7 +7,6 @@ import io.fastblock.storage.chunk.BlockRange;
 import io.fastblock.storage.chunk.ChunkResyncingException;
 import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.chunk.CorruptBlockException;
-import io.fastblock.storage.log.CorruptRecordException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
@@ -24,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * the read is answered with the same range from another member of the group (the tail first: it
  * holds every acknowledged write), the bad blocks are rewritten locally with the good bytes, and
  * the repair is counted. A chunk still resyncing after a power loss is read from its tail.
- * Corruption in the tail's log (found by a read or the log's scrubber) is repaired by appending
- * the good bytes again, fetched from the tail's predecessor.
+ * Corruption in the tail's log (found by the log's scrubber) is repaired by appending the good
+ * bytes again.
  *
  * <p>The good copy is fetched with the client's own chain address (chain version and lease
  * epoch), so the remote replica applies the same fences it would to the client.
@@ -148,47 +147,37 @@ public final class ReadRepair {
     }
 
     /**
-     * Reads from the tail's log; if a record there is bad, answers from the tail's predecessor
-     * and appends the good bytes to the log again (through {@code rewrite}). The repair append
-     * carries sequence 0 when the bad record's own sequence is unknown on this path.
+     * Repairs a log extent that failed its check (reported by the log's scrubber): takes the
+     * good bytes from this node's own in-place copy when it has a good one (the interim layout
+     * keeps the tail's data in place too), else from the tail's predecessor, and appends them to
+     * the log again, which makes the bad record dead. Counted as a repair.
      */
-    public CompletableFuture<ByteBuf> readTailLog(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset, int length,
-                                                  ByteBufAllocator alloc, CompletableFuture<ByteBuf> localRead,
-                                                  LogRewriter rewrite) {
-        return localRead.handle((buf, err) -> {
+    public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChunkId chunk, long offset, int length,
+                                                   LogRewriter rewrite) {
+        metrics.corruptFound.increment();
+        CompletableFuture<ByteBuf> local = CompletableFuture.supplyAsync(() -> {
+            try {
+                if (chunks.isResyncing(chunk)) {
+                    throw new java.io.IOException("the in-place copy of chunk " + chunk + " is resyncing");
+                }
+                if (chunks.sizeOf(chunk) < offset + length) {
+                    throw new java.io.IOException("the in-place copy of chunk " + chunk + " does not reach " + (offset + length));
+                }
+                return chunks.read(chunk, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT);
+            } catch (java.io.IOException e) {
+                throw new CompletionException(e);
+            }
+        });
+        return local.handle((buf, err) -> {
             if (err == null) {
                 return CompletableFuture.completedFuture(buf);
             }
-            Throwable cause = unwrap(err);
-            if (!(cause instanceof CorruptRecordException)) {
-                return CompletableFuture.<ByteBuf>failedFuture(cause);
-            }
-            metrics.corruptFound.increment();
-            LOG.warn("node {}: tail log read of chunk {} {}+{} failed its check ({}); answering from the predecessor and re-appending",
-                    nodeId, chunk, offset, length, cause.getMessage());
-            return fetch(tailFirst(group, true), chain, chunk, offset, length, alloc).thenCompose(good -> {
-                metrics.remoteReads.increment();
-                return rewrite.append(chunk, offset, 0, good.retainedDuplicate()).handle((v, e) -> {
-                    if (e != null) {
-                        LOG.warn("node {}: re-append of chunk {} {}+{} failed: {}", nodeId, chunk, offset, length, unwrap(e).toString());
-                    } else {
-                        counted(length);
-                    }
-                    return good;
-                });
-            });
-        }).thenCompose(Function.identity());
-    }
-
-    /**
-     * The callback for corruption the log finds on its own (its scrubber): fetches the extent
-     * from the tail's predecessor and appends it again with its original sequence.
-     */
-    public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset, int length,
-                                                   long sequence, LogRewriter rewrite) {
-        metrics.corruptFound.increment();
-        return fetch(tailFirst(group, true), chain, chunk, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT)
-                .thenCompose(good -> rewrite.append(chunk, offset, sequence, good))
+            LOG.info("node {}: no good local copy of chunk {} {}+{} ({}); fetching it from the predecessor", nodeId, chunk,
+                    offset, length, unwrap(err).toString());
+            return fetch(tailFirst(group, true), new ChainAddress(group.id(), group.chainVersion(), 0), chunk, offset, length,
+                    io.netty.buffer.PooledByteBufAllocator.DEFAULT);
+        }).thenCompose(Function.identity())
+                .thenCompose(good -> rewrite.append(chunk, offset, 0, good))
                 .thenRun(() -> counted(length));
     }
 
