@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark of two iSCSI LUNs (fastblock's gateway = A, a reference target such as tgtd = B),
+# alternating A/B runs so that a noisy machine hurts both alike, with the project's load generator and with
+# `qemu-img bench` (QEMU's libiscsi driver). Prints medians per target and the ratio A/B as a markdown table.
+#
+#   bench/run-vs-tgt.sh FASTBLOCK_URL TGT_URL [--rounds 3] [--runtime 10s] [--ramp 2s] [--span 1G]
+#                       [--out DIR] [--no-qemu] [--no-prefill]
+#
+# Both URLs look like iscsi://127.0.0.1:3260/<iqn>/<lun>. Before measuring, the first --span bytes of each
+# LUN are written once (1 MiB sequential), so reads hit written data on both. Needs java 17, python3 and,
+# unless --no-qemu, qemu-img; builds bench/target/fastblock-bench.jar if it is missing.
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n '2,11p' "$0"; exit 2; }
+A=$1 B=$2; shift 2
+rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2;; --runtime) runtime=$2; shift 2;; --ramp) ramp=$2; shift 2;;
+    --span) span=$2; shift 2;; --out) out=$2; shift 2;; --no-qemu) qemu=0; shift;; --no-prefill) prefill=0; shift;;
+    *) echo "run-vs-tgt: unknown option $1" >&2; exit 2;;
+  esac
+done
+here=$(cd "$(dirname "$0")" && pwd)
+jar=$here/target/fastblock-bench.jar
+if [ ! -f "$jar" ]; then (cd "$here/.." && mvn -q -B -pl bench -am package -DskipTests); fi
+out=${out:-$(mktemp -d "${TMPDIR:-/tmp}/run-vs-tgt.XXXXXX")}
+mkdir -p "$out"
+echo "results in $out" >&2
+
+lg() { java -XX:+UseParallelGC -jar "$jar" "$@"; }
+
+if [ $prefill = 1 ]; then
+  for url in "$A" "$B"; do
+    echo "prefill $span of $url" >&2
+    lg --url "$url" --rw write --bs 1M --iodepth 8 --size "$span" --span "$span" >/dev/null
+  done
+fi
+
+# name|load generator options|qemu-img bench options (sequential from offset 0: qemu-img bench has no random
+# mode; counts kept small enough for a slow target and within 500 MiB of the LUN)
+workloads=(
+  "4k-qd32-randread|--rw randread --bs 4k --iodepth 32|-c 10000 -d 32 -s 4096"
+  "4k-qd32-randwrite|--rw randwrite --bs 4k --iodepth 32|-c 10000 -d 32 -s 4096 -w"
+  "1m-qd32-read|--rw read --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576"
+  "1m-qd32-write|--rw write --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576 -w"
+  "4k-qd1-randread|--rw randread --bs 4k --iodepth 1|-c 5000 -d 1 -s 4096"
+)
+for r in $(seq "$rounds"); do
+  for w in "${workloads[@]}"; do
+    IFS='|' read -r name lgopts qopts <<<"$w"
+    for side in A B; do
+      url=$A; [ $side = B ] && url=$B
+      echo "round $r $name $side" >&2
+      # shellcheck disable=SC2086
+      lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" --json "$out/lg-$name-$side-$r.json" \
+        >"$out/lg-$name-$side-$r.txt" || echo "load generator failed: $out/lg-$name-$side-$r.txt" >&2
+      if [ $qemu = 1 ]; then
+        # shellcheck disable=SC2086
+        timeout 300 qemu-img bench -f raw -t none -n $qopts "$url" >"$out/qemu-$name-$side-$r.txt" 2>&1 \
+          || echo "qemu-img bench failed: $out/qemu-$name-$side-$r.txt" >&2
+      fi
+    done
+  done
+done
+
+python3 - "$out" "$rounds" <<'PY'
+import json, re, statistics, sys, os
+out, rounds = sys.argv[1], int(sys.argv[2])
+names = ["4k-qd32-randread", "4k-qd32-randwrite", "1m-qd32-read", "1m-qd32-write", "4k-qd1-randread"]
+def lg(name, side):
+    vals = []
+    for r in range(1, rounds + 1):
+        p = f"{out}/lg-{name}-{side}-{r}.json"
+        if not os.path.exists(p):
+            continue
+        t = json.load(open(p))["total"]
+        d = t["write"] if "write" in name else t["read"]
+        if name.startswith("4k-qd1"):
+            vals.append(d["latency_us"]["p50"])
+        elif name.startswith("1m"):
+            vals.append(d["mb_per_s"])
+        else:
+            vals.append(d["iops"])
+    return vals
+def qemu(name, side):
+    vals = []
+    count, size = {"4k-qd32-randread": (10000, 4096), "4k-qd32-randwrite": (10000, 4096), "1m-qd32-read": (500, 1 << 20),
+                   "1m-qd32-write": (500, 1 << 20), "4k-qd1-randread": (5000, 4096)}[name]
+    for r in range(1, rounds + 1):
+        p = f"{out}/qemu-{name}-{side}-{r}.txt"
+        if not os.path.exists(p):
+            continue
+        m = re.search(r"Run completed in ([0-9.]+) seconds", open(p).read())
+        if not m:
+            continue
+        secs = float(m.group(1))
+        if name.startswith("4k-qd1"):
+            vals.append(secs / count * 1e6)          # mean latency, us
+        elif name.startswith("1m"):
+            vals.append(count * size / secs / 1e6)   # MB/s
+        else:
+            vals.append(count / secs)                # IOPS
+    return vals
+unit = {"4k-qd32-randread": "IOPS", "4k-qd32-randwrite": "IOPS", "1m-qd32-read": "MB/s", "1m-qd32-write": "MB/s",
+        "4k-qd1-randread": "p50 us"}
+qunit = dict(unit); qunit["4k-qd1-randread"] = "mean us"
+def row(tool, name, a, b, u):
+    if not a or not b:
+        return f"| {tool} | {name} | {u} | n/a | n/a | n/a | |"
+    ma, mb = statistics.median(a), statistics.median(b)
+    ratio = ma / mb if mb else float("nan")
+    runs = " / ".join(f"{x:.0f}" for x in a) + " vs " + " / ".join(f"{x:.0f}" for x in b)
+    return f"| {tool} | {name} | {u} | {ma:.0f} | {mb:.0f} | {ratio:.2f} | {runs} |"
+print(f"| tool | workload | unit | A median | B median | A/B | runs A vs B |")
+print("|---|---|---|---|---|---|---|")
+for n in names:
+    print(row("load generator", n, lg(n, "A"), lg(n, "B"), unit[n]))
+for n in names:
+    a, b = qemu(n, "A"), qemu(n, "B")
+    if a or b:
+        print(row("qemu-img bench (sequential)", n.replace("rand", ""), a, b, qunit[n]))
+PY
