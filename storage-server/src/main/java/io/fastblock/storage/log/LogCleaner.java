@@ -25,6 +25,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Pacing: at most {@link Settings#bytesPerSecond} moved, and after each batch the cleaner
  * sleeps so that its batches take at most {@link Settings#maxShare} of the commit thread's time.
+ *
+ * <p>Close the cleaner before its store. A segment holding a corrupt live record is left alone
+ * (and retried after ten minutes), since its bytes cannot be copied until repair rewrites them.
  */
 public final class LogCleaner implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogCleaner.class);
@@ -67,8 +70,9 @@ public final class LogCleaner implements AutoCloseable {
     private final ByteRateLimiter limiter;
     private volatile StepListener listener = (step, segment) -> { };
     private volatile boolean running;
-    /** Segments whose live bytes could not be read (corrupt): left for repair, not retried every pass. */
-    private final java.util.Set<Long> unmovable = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Segments whose live bytes could not be read (corrupt), with when to try again: repair first rewrites the bad bytes elsewhere. */
+    private final java.util.Map<Long, Long> unmovable = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final long RETRY_UNMOVABLE_NANOS = TimeUnit.MINUTES.toNanos(10);
     private Thread thread;
 
     public LogCleaner(LogStore store) {
@@ -126,7 +130,9 @@ public final class LogCleaner implements AutoCloseable {
     public int cleanOnce() throws IOException, InterruptedException {
         int freed = 0;
         List<LogSegment> sealed = new ArrayList<>(store.sealedSegments());
-        sealed.removeIf(s -> unmovable.contains(s.number()));
+        long now = System.nanoTime();
+        unmovable.values().removeIf(retryAt -> retryAt - now < 0);
+        sealed.removeIf(s -> unmovable.containsKey(s.number()));
         LiveBytes live = store.liveBytes();
         for (LogSegment s : sealed) {
             if (live.of(s.number()) == 0 && clean(s.number())) {
@@ -139,8 +145,10 @@ public final class LogCleaner implements AutoCloseable {
         sealed.removeIf(s -> live.of(s.number()) == 0 || s.size() == 0
                 || (double) live.of(s.number()) / s.size() > settings.maxSegmentLive());
         sealed.sort(Comparator.comparingDouble(s -> (double) live.of(s.number()) / Math.max(1, s.size())));
-        if (!sealed.isEmpty() && clean(sealed.get(0).number())) {
-            freed++;
+        for (LogSegment s : sealed) {
+            if (clean(s.number())) {
+                return freed + 1;
+            }
         }
         return freed;
     }
@@ -150,7 +158,7 @@ public final class LogCleaner implements AutoCloseable {
         try {
             return cleanRounds(segment);
         } catch (CorruptRecordException e) {
-            unmovable.add(segment);
+            unmovable.put(segment, System.nanoTime() + RETRY_UNMOVABLE_NANOS);
             LOG.error("log segment {} holds a corrupt live record; not cleaning it: {}", segment, e.getMessage());
             return false;
         }

@@ -240,6 +240,38 @@ class LogCleanerTest {
     }
 
     @Test
+    void aSegmentWithACorruptLiveRecordIsLeftAloneAndTheRestIsCleaned() throws Exception {
+        open();
+        churn(6, 120);
+        LogStore.LivePiece bad = null;
+        for (LogSegment s : store.sealedSegments()) {
+            bad = store.livePieces(s.number(), 1 << 20).stream()
+                    .filter(p -> p.extent().runBytes() == LogRecord.HEADER + p.extent().runData())
+                    .findFirst().orElse(null);
+            if (bad != null) {
+                break;
+            }
+        }
+        long segment = bad.extent().segment();
+        long at = bad.extent().recordPosition() + LogRecord.HEADER + bad.extent().dataOffset();
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(LogSegment.pathOf(dir.resolve("log"), segment).toFile(), "rw")) {
+            f.seek(at);
+            int v = f.read();
+            f.seek(at);
+            f.write(v ^ 0x10);
+        }
+        long before = store.diskBytes();
+        cleanUntilDone(new LogCleaner(store, EAGER));
+        assertTrue(Files.exists(LogSegment.pathOf(dir.resolve("log"), segment)), "the damaged segment stays for repair");
+        assertTrue(store.diskBytes() < before / 2, before + " -> " + store.diskBytes());
+        LogStore.LivePiece damaged = bad;
+        assertThrows(CorruptRecordException.class, () -> read(store, damaged.chunk(), damaged.start(), 1));
+        int c = bad.chunk().equals(CHUNKS[0]) ? 0 : 1;
+        int other = 1 - c;
+        assertArrayEquals(ref[other], read(store, CHUNKS[other], 0, AREA));
+    }
+
+    @Test
     void theActiveSegmentIsNeverCleaned() throws Exception {
         open();
         write(store, CHUNKS[0], 0, bytes(1000, 1));
