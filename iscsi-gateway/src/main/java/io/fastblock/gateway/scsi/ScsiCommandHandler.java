@@ -25,30 +25,39 @@ public final class ScsiCommandHandler {
     private final int blockSize;
     private final long blocks;
     private final Reservations reservations = new Reservations();
+    private final LbaRangeLocks locks = new LbaRangeLocks();
+    private final boolean thin;
+    /** VPD B0 limits. */
+    static final int MAX_COMPARE_AND_WRITE_BLOCKS = 255;
+    static final int MAX_UNMAP_DESCRIPTORS = 256;
+    /** Per UNMAP command and per WRITE SAME with UNMAP (libiscsi wants at most 2^20 blocks). */
+    static final long MAX_UNMAP_BYTES = 256L << 20;
 
     public ScsiCommandHandler(BlockDevice device, String targetName) {
         this.device = device;
         this.targetName = targetName;
         this.blockSize = device.blockSize();
         this.blocks = device.sizeBytes() / blockSize;
+        this.thin = device.thinProvisioned();
     }
 
     public BlockDevice device() {
         return device;
     }
 
-    /** I_T nexuses currently using this LU (sessions in full feature phase). */
-    private final java.util.Set<ScsiNexus> nexuses = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
     /** A session starts using this LU. */
     public void attach(ScsiNexus nexus) {
-        nexuses.add(nexus);
+        reservations.attach(nexus);
     }
 
     /** A session ended (logout, connection loss, reinstatement): an I_T nexus loss for this LU. */
     public void detach(ScsiNexus nexus) {
-        nexuses.remove(nexus);
         reservations.nexusLost(nexus);
+    }
+
+    /** Whether the LU advertises and serves logical block provisioning (UNMAP, GET LBA STATUS...). */
+    public boolean thin() {
+        return thin;
     }
 
     /** LOGICAL UNIT RESET / target reset: SCSI-2 reservations go, persistent ones stay (SPC-4 5.13.11). */
@@ -70,6 +79,8 @@ public final class ScsiCommandHandler {
             case 0x2F -> verifyBlocks(cdb, cdb.getUnsignedShort(7));
             case 0xAF -> verifyBlocks(cdb, cdb.getUnsignedInt(6));
             case 0x8F -> verifyBlocks(cdb, cdb.getUnsignedInt(10));
+            case 0x89 -> 2L * cdb.getUnsignedByte(13); // COMPARE AND WRITE: verify + write data
+            case 0x8B -> cdb.getUnsignedInt(10); // ORWRITE(16)
             case 0x41 -> 1; // WRITE SAME(10): one block of data-out
             case 0x93 -> (cdb.getByte(1) & 0x01) != 0 ? 0 : 1; // WRITE SAME(16), NDOB: no data-out
             default -> -1;
@@ -80,6 +91,8 @@ public final class ScsiCommandHandler {
         return switch (op) {
             case 0x15 -> cdb.getUnsignedByte(4); // MODE SELECT(6) parameter list
             case 0x55 -> cdb.getUnsignedShort(7);
+            case 0x42 -> cdb.getUnsignedShort(7); // UNMAP parameter list
+            case 0x5F -> cdb.getUnsignedInt(5); // PERSISTENT RESERVE OUT parameter list
             default -> 0;
         };
     }
@@ -104,6 +117,16 @@ public final class ScsiCommandHandler {
      */
     public CompletableFuture<ScsiResult> execute(long lun, ByteBuf cdb, ByteBuf dataOut, ScsiNexus nexus,
                                                  ByteBufAllocator alloc) {
+        return execute(lun, cdb, dataOut, -1, nexus, alloc);
+    }
+
+    /**
+     * As above, with the data-out length the initiator announced ({@code -1}: unknown). Commands
+     * whose data-out size is fixed by the CDB (COMPARE AND WRITE, WRITE SAME) refuse any other
+     * amount with ILLEGAL REQUEST instead of guessing which part was meant.
+     */
+    public CompletableFuture<ScsiResult> execute(long lun, ByteBuf cdb, ByteBuf dataOut, long announcedDataOut,
+                                                 ScsiNexus nexus, ByteBufAllocator alloc) {
         int op = cdb.getUnsignedByte(0);
         boolean exists = isLun0(lun);
         try {
@@ -122,10 +145,17 @@ public final class ScsiCommandHandler {
             if (nexus.pendingUnitAttention() != null) {
                 return done(ScsiResult.check(nexus.takeUnitAttention()));
             }
+            if (reservations.conflicts(nexus, access(op, cdb))) {
+                return done(ScsiResult.conflict());
+            }
+            if (announcedDataOut >= 0 && (op == 0x89 || op == 0x41 || op == 0x93)
+                    && announcedDataOut != dataOutLength(cdb)) {
+                return invalidField();
+            }
             return switch (op) {
                 case 0x00 -> done(ScsiResult.good()); // TEST UNIT READY
                 case 0x25 -> done(readCapacity10(cdb, alloc));
-                case 0x9E -> done(serviceActionIn16(cdb, alloc));
+                case 0x9E -> serviceActionIn16(cdb, alloc);
                 case 0x1A -> done(modeSense(cdb, false, alloc));
                 case 0x5A -> done(modeSense(cdb, true, alloc));
                 case 0x08 -> read(transferLength6(cdb), cdb.getUnsignedMedium(1) & 0x1fffff, alloc);
@@ -152,8 +182,16 @@ public final class ScsiCommandHandler {
                 case 0x2F -> verify(cdb, cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut, alloc);
                 case 0xAF -> verify(cdb, cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut, alloc);
                 case 0x8F -> verify(cdb, cdb.getUnsignedInt(10), cdb.getLong(2), dataOut, alloc);
-                case 0x5E -> done(persistentReserveIn(cdb, alloc));
-                case 0xA3 -> done((cdb.getByte(1) & 0x1f) == 0x0C ? SupportedOpcodes.report(cdb, alloc)
+                case 0x5E -> done(reservations.in(cdb, alloc));
+                case 0x5F -> done(persistentReserveOut(cdb, dataOut, nexus));
+                case 0x16 -> done(reservations.reserve6(nexus)); // RESERVE(6)
+                case 0x17 -> done(reservations.release6(nexus)); // RELEASE(6)
+                case 0x1E -> done(ScsiResult.good()); // PREVENT ALLOW MEDIUM REMOVAL: fixed disk, nothing to lock
+                case 0x89 -> compareAndWrite(cdb, dataOut, alloc);
+                case 0x8B -> (cdb.getByte(1) & 0xe0) == 0 ? orWrite(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut, alloc)
+                        : invalidField();
+                case 0x42 -> thin ? unmap(cdb, dataOut) : done(ScsiResult.check(Sense.INVALID_OPCODE));
+                case 0xA3 -> done((cdb.getByte(1) & 0x1f) == 0x0C ? SupportedOpcodes.report(cdb, alloc, thin)
                         : ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)); // MAINTENANCE IN
                 case 0x1B -> done((cdb.getByte(4) & 0x02) != 0 ? ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)
                         : ScsiResult.good()); // START STOP UNIT: fixed disk, always started
@@ -162,6 +200,16 @@ public final class ScsiCommandHandler {
         } catch (IndexOutOfBoundsException shortCdb) {
             return done(ScsiResult.check(Sense.INVALID_FIELD_IN_CDB));
         }
+    }
+
+    /** Which reservation class an opcode belongs to (SPC-4 table 58, simplified). */
+    static Reservations.Access access(int op, ByteBuf cdb) {
+        return switch (op) {
+            case 0x12, 0xA0, 0x03, 0x00, 0x25, 0x5E, 0x5F, 0x17, 0xA3 -> Reservations.Access.ALWAYS;
+            case 0x9E -> (cdb.getByte(1) & 0x1f) == 0x10 ? Reservations.Access.ALWAYS : Reservations.Access.READ;
+            case 0x08, 0x28, 0xA8, 0x88, 0x2F, 0xAF, 0x8F, 0x34, 0x90, 0x1A, 0x5A -> Reservations.Access.READ;
+            default -> Reservations.Access.WRITE;
+        };
     }
 
     private static CompletableFuture<ScsiResult> done(ScsiResult r) {
@@ -221,33 +269,241 @@ public final class ScsiCommandHandler {
         if (n == 0) {
             return done(ScsiResult.good());
         }
-        CompletableFuture<Void> f;
+        ByteBuf slice = dataOut.slice(dataOut.readerIndex(), (int) (n * blockSize));
+        return locked(lba, n, () -> deviceWrite(lba * blockSize, slice))
+                .handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /** Runs {@code io} holding the range lock of [lba, lba+count); the lock goes when its future does. */
+    private <T> CompletableFuture<T> locked(long lba, long count, java.util.function.Supplier<CompletableFuture<T>> io) {
+        return locks.lock(lba, count).thenCompose(held -> {
+            CompletableFuture<T> f;
+            try {
+                f = io.get();
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            return f.whenComplete((v, err) -> held.release());
+        });
+    }
+
+    private CompletableFuture<Void> deviceWrite(long offset, ByteBuf data) {
         try {
-            f = device.write(lba * blockSize, dataOut.slice(dataOut.readerIndex(), (int) (n * blockSize)));
+            return device.write(offset, data);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<ByteBuf> deviceRead(long offset, int length) {
+        try {
+            return device.read(offset, length);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<Void> deviceUnmap(long offset, long length) {
+        try {
+            return device.unmap(offset, length);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    // ---- COMPARE AND WRITE, ORWRITE -----------------------------------------------------------
+
+    /**
+     * COMPARE AND WRITE (SBC-3 5.2): under the range lock, reads the blocks, compares them with the
+     * first half of the data-out and, when equal, writes the second half. A difference ends it
+     * with MISCOMPARE and the offset of the first differing byte in INFORMATION.
+     */
+    private CompletableFuture<ScsiResult> compareAndWrite(ByteBuf cdb, ByteBuf dataOut, ByteBufAllocator alloc) {
+        if ((cdb.getByte(1) & 0xe0) != 0) {
+            return invalidField();
+        }
+        long lba = cdb.getLong(2);
+        int n = cdb.getUnsignedByte(13);
+        if (n == 0) {
+            return done(ScsiResult.good());
+        }
+        if (n > MAX_COMPARE_AND_WRITE_BLOCKS) {
+            return invalidField();
+        }
+        if (!inRange(lba, n)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        int len = n * blockSize;
+        if (dataOut == null || dataOut.readableBytes() < 2 * len) {
+            return invalidField();
+        }
+        int base = dataOut.readerIndex();
+        return locked(lba, n, () -> deviceRead(lba * blockSize, len).thenCompose(current -> {
+            try {
+                for (int i = 0; i < len; i++) {
+                    if (current.getByte(current.readerIndex() + i) != dataOut.getByte(base + i)) {
+                        return CompletableFuture.completedFuture(
+                                ScsiResult.check(Sense.MISCOMPARE_DURING_VERIFY.withInformation(i)));
+                    }
+                }
+            } finally {
+                current.release();
+            }
+            return deviceWrite(lba * blockSize, dataOut.slice(base + len, len)).thenApply(v -> ScsiResult.good());
+        })).handle((r, err) -> err == null ? r : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /** ORWRITE(16): the data-out is ORed into the blocks, atomically against other writes here. */
+    private CompletableFuture<ScsiResult> orWrite(long count, long lba, ByteBuf dataOut, ByteBufAllocator alloc) {
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (count == 0) {
+            return done(ScsiResult.good());
+        }
+        if (count * blockSize > MAX_TRANSFER_BYTES) {
+            return invalidField();
+        }
+        int len = (int) (count * blockSize);
+        if (dataOut == null || dataOut.readableBytes() < len) {
+            return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
+        }
+        int base = dataOut.readerIndex();
+        return locked(lba, count, () -> deviceRead(lba * blockSize, len).thenCompose(current -> {
+            int r = current.readerIndex();
+            for (int i = 0; i < len; i++) {
+                current.setByte(r + i, current.getByte(r + i) | dataOut.getByte(base + i));
+            }
+            return deviceWrite(lba * blockSize, current).whenComplete((v, e) -> current.release());
+        })).handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    // ---- thin provisioning ---------------------------------------------------------------------
+
+    /** UNMAP (SBC-3 5.28): the block descriptors' ranges are deallocated and then read as zeros. */
+    private CompletableFuture<ScsiResult> unmap(ByteBuf cdb, ByteBuf list) {
+        if ((cdb.getByte(1) & 0x01) != 0) {
+            return invalidField(); // ANCHOR: not supported (ANC_SUP=0)
+        }
+        int listLen = cdb.getUnsignedShort(7);
+        if (listLen == 0) {
+            return done(ScsiResult.good());
+        }
+        if (listLen < 8 || list == null || list.readableBytes() < listLen) {
+            return done(ScsiResult.check(Sense.PARAMETER_LIST_LENGTH_ERROR));
+        }
+        int r = list.readerIndex();
+        int descLen = list.getUnsignedShort(r + 2);
+        int count = Math.min(descLen, listLen - 8) / 16;
+        if (count > MAX_UNMAP_DESCRIPTORS) {
+            return done(ScsiResult.check(Sense.INVALID_FIELD_IN_PARAMETER_LIST));
+        }
+        long[] lbas = new long[count];
+        long[] lens = new long[count];
+        long total = 0;
+        for (int i = 0; i < count; i++) {
+            lbas[i] = list.getLong(r + 8 + 16 * i);
+            lens[i] = list.getUnsignedInt(r + 16 + 16 * i);
+            if (!inRange(lbas[i], lens[i])) {
+                return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+            }
+            total += lens[i];
+        }
+        if (total * blockSize > MAX_UNMAP_BYTES) {
+            return done(ScsiResult.check(Sense.INVALID_FIELD_IN_PARAMETER_LIST));
+        }
+        CompletableFuture<Void> all = CompletableFuture.completedFuture(null);
+        for (int i = 0; i < count; i++) {
+            if (lens[i] == 0) {
+                continue;
+            }
+            long lba = lbas[i];
+            long n = lens[i];
+            all = all.thenCompose(v -> locked(lba, n, () -> deviceUnmap(lba * blockSize, n * blockSize)));
+        }
+        return all.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /** GET LBA STATUS (SBC-3 5.7): mapped / deallocated extents from the requested LBA on. */
+    private CompletableFuture<ScsiResult> getLbaStatus(ByteBuf cdb, ByteBufAllocator alloc) {
+        long lba = cdb.getLong(2);
+        long allocLen = cdb.getUnsignedInt(10);
+        if (Long.compareUnsigned(lba, blocks) >= 0) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (allocLen < 24) {
+            // room for the header and one descriptor is needed to say anything
+            ByteBuf out = alloc.buffer(8);
+            out.writeInt(4).writeInt(0);
+            return done(ScsiResult.good(truncate(out, allocLen)));
+        }
+        long wanted = Math.min(blocks - lba, MAX_UNMAP_BYTES / blockSize);
+        CompletableFuture<java.util.List<BlockDevice.Extent>> f;
+        try {
+            f = device.lbaStatus(lba * blockSize, wanted * blockSize);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        return f.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+        int maxDescriptors = (int) Math.min((allocLen - 8) / 16, 1024);
+        return f.handle((extents, err) -> {
+            if (err != null) {
+                return ScsiResult.check(deviceSense(err, true));
+            }
+            ByteBuf out = alloc.buffer(8 + 16 * Math.min(extents.size(), maxDescriptors));
+            out.writeInt(0).writeInt(0);
+            long next = lba;
+            for (BlockDevice.Extent e : extents) {
+                if (out.readableBytes() >= 8 + 16 * maxDescriptors) {
+                    break;
+                }
+                long first = e.offset() / blockSize;
+                long n = e.length() / blockSize;
+                if (first != next || n <= 0) {
+                    break; // the device must describe consecutive extents; stop at a gap
+                }
+                out.writeLong(first).writeInt((int) Math.min(n, 0xffffffffL)).writeByte(e.mapped() ? 0 : 1)
+                        .writeZero(3);
+                next = first + n;
+            }
+            if (out.readableBytes() == 8) {
+                out.release();
+                return ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);
+            }
+            out.setInt(0, out.readableBytes() - 4);
+            return ScsiResult.good(out);
+        });
+    }
+
+    private ScsiResult persistentReserveOut(ByteBuf cdb, ByteBuf params, ScsiNexus nexus) {
+        Reservations.OutResult r = reservations.out(cdb, params, nexus);
+        r.abortTasksOf().forEach(ScsiNexus::requestAbort);
+        return r.result();
     }
 
     /**
-     * WRITE SAME without UNMAP: the one block of data-out (or zeros with NDOB) repeated over the
-     * range, bounded by MAXIMUM WRITE SAME LENGTH; NUMBER OF BLOCKS 0 is refused (WSNZ=1).
+     * WRITE SAME: the one block of data-out (or zeros with NDOB) repeated over the range, bounded by
+     * MAXIMUM WRITE SAME LENGTH; NUMBER OF BLOCKS 0 is refused (WSNZ=1). With UNMAP on a thin LU a
+     * range of zeros is deallocated instead (unmapped blocks read as zeros: LBPRZ=1).
      */
     private CompletableFuture<ScsiResult> writeSame(ByteBuf cdb, long count, long lba, boolean ndob, ByteBuf dataOut,
                                                     ByteBufAllocator alloc) {
         int flags = cdb.getByte(1);
-        if ((flags & 0xe0) != 0 || (flags & 0x18) != 0 || count == 0) {
-            return invalidField(); // WRPROTECT, UNMAP/ANCHOR (not thin provisioned), or "to the end"
+        boolean unmap = (flags & 0x08) != 0;
+        if ((flags & 0xe0) != 0 || (flags & 0x10) != 0 || (unmap && !thin) || count == 0) {
+            return invalidField(); // WRPROTECT, ANCHOR, UNMAP on a thick LU, or "to the end"
         }
         if (!inRange(lba, count)) {
             return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
         }
         if (count * blockSize > MAX_TRANSFER_BYTES) {
-            return invalidField();
+            return invalidField(); // beyond MAXIMUM WRITE SAME LENGTH, with or without UNMAP
         }
         if (!ndob && (dataOut == null || dataOut.readableBytes() < blockSize)) {
-            return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
+            return invalidField();
+        }
+        if (unmap && (ndob || isZero(dataOut, blockSize))) {
+            return locked(lba, count, () -> deviceUnmap(lba * blockSize, count * blockSize))
+                    .handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
         }
         int total = (int) (count * blockSize);
         ByteBuf data = alloc.directBuffer(total, total);
@@ -258,16 +514,19 @@ public final class ScsiCommandHandler {
                 data.writeBytes(dataOut, dataOut.readerIndex(), blockSize);
             }
         }
-        CompletableFuture<Void> f;
-        try {
-            f = device.write(lba * blockSize, data);
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        return f.handle((v, err) -> {
+        return locked(lba, count, () -> deviceWrite(lba * blockSize, data)).handle((v, err) -> {
             data.release();
             return err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false));
         });
+    }
+
+    private static boolean isZero(ByteBuf b, int len) {
+        for (int i = 0; i < len; i++) {
+            if (b.getByte(b.readerIndex() + i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private ScsiResult prefetch(long count, long lba) {
@@ -330,25 +589,6 @@ public final class ScsiCommandHandler {
         });
     }
 
-    /**
-     * PERSISTENT RESERVE IN: no reservations are kept yet, so READ KEYS and READ RESERVATION
-     * report none; other service actions are not supported.
-     */
-    private static ScsiResult persistentReserveIn(ByteBuf cdb, ByteBufAllocator alloc) {
-        int sa = cdb.getByte(1) & 0x1f;
-        if (sa > 3) {
-            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
-        }
-        ByteBuf out = alloc.buffer(8);
-        if (sa == 2) { // REPORT CAPABILITIES: length 8, nothing supported
-            out.writeShort(8).writeZero(6);
-        } else {
-            out.writeInt(0); // PRGENERATION
-            out.writeInt(0); // ADDITIONAL LENGTH: no keys / reservation / registrations
-        }
-        return ScsiResult.good(truncate(out, cdb.getUnsignedShort(7)));
-    }
-
     /** Maps a device failure to sense data; unknown failures are internal target failures. */
     public static Sense deviceSense(Throwable err, boolean read) {
         Throwable t = err;
@@ -385,7 +625,17 @@ public final class ScsiCommandHandler {
             return ScsiResult.check(Sense.LUN_NOT_SUPPORTED);
         } else {
             switch (page) {
-                case 0x00 -> vpd(out, 0x00, new byte[] {0x00, (byte) 0x80, (byte) 0x83, (byte) 0xB0, (byte) 0xB1});
+                case 0x00 -> vpd(out, 0x00, thin
+                        ? new byte[] {0x00, (byte) 0x80, (byte) 0x83, (byte) 0xB0, (byte) 0xB1, (byte) 0xB2}
+                        : new byte[] {0x00, (byte) 0x80, (byte) 0x83, (byte) 0xB0, (byte) 0xB1});
+                case 0xB2 -> {
+                    if (!thin) {
+                        out.release();
+                        return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+                    }
+                    // LBPU, LBPWS, LBPWS10, LBPRZ=1; provisioning type 2 (thin)
+                    vpd(out, 0xB2, new byte[] {0, (byte) (0x80 | 0x40 | 0x20 | 0x04), 0x02, 0});
+                }
                 case 0x80 -> vpd(out, 0x80, serialNumber().getBytes(StandardCharsets.US_ASCII));
                 case 0x83 -> deviceIdentification(out);
                 case 0xB0 -> blockLimits(out);
@@ -481,13 +731,18 @@ public final class ScsiCommandHandler {
         byte[] p = new byte[0x3C];
         ByteBuf b = io.netty.buffer.Unpooled.wrappedBuffer(p).writerIndex(0);
         b.writeByte(0x01); // WSNZ: WRITE SAME with 0 blocks (to the end of the LU) is refused
-        b.writeByte(0); // MAXIMUM COMPARE AND WRITE LENGTH: not supported
+        b.writeByte(MAX_COMPARE_AND_WRITE_BLOCKS); // MAXIMUM COMPARE AND WRITE LENGTH
         b.writeShort(Math.max(1, 4096 / blockSize)); // OPTIMAL TRANSFER LENGTH GRANULARITY
         b.writeInt(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM TRANSFER LENGTH
         b.writeInt((1 << 20) / blockSize); // OPTIMAL TRANSFER LENGTH
+        b.writeInt(0); // MAXIMUM PREFETCH LENGTH: no prefetch cache
+        if (thin) {
+            b.writeInt((int) (MAX_UNMAP_BYTES / blockSize)); // MAXIMUM UNMAP LBA COUNT
+            b.writeInt(MAX_UNMAP_DESCRIPTORS); // MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT
+            b.writeInt(Math.max(1, 4096 / blockSize)); // OPTIMAL UNMAP GRANULARITY
+        }
         b.writerIndex(32); // page byte 36
         b.writeLong(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM WRITE SAME LENGTH
-        // max prefetch and unmap limits stay zero: no prefetch cache, no unmap (not thin provisioned)
         vpd(out, 0xB0, p);
     }
 
@@ -503,17 +758,28 @@ public final class ScsiCommandHandler {
         return ScsiResult.good(out);
     }
 
-    private ScsiResult serviceActionIn16(ByteBuf cdb, ByteBufAllocator alloc) {
-        if ((cdb.getByte(1) & 0x1f) != 0x10) {
-            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB); // only READ CAPACITY(16)
+    private CompletableFuture<ScsiResult> serviceActionIn16(ByteBuf cdb, ByteBufAllocator alloc) {
+        int sa = cdb.getByte(1) & 0x1f;
+        if (sa == 0x12 && thin) {
+            return getLbaStatus(cdb, alloc);
         }
+        if (sa != 0x10) {
+            return invalidField(); // READ CAPACITY(16), and GET LBA STATUS when thin
+        }
+        return done(readCapacity16(cdb, alloc));
+    }
+
+    private ScsiResult readCapacity16(ByteBuf cdb, ByteBufAllocator alloc) {
         long allocLen = cdb.getUnsignedInt(10);
         ByteBuf out = alloc.buffer(32);
         out.writeLong(blocks - 1);
         out.writeInt(blockSize);
         out.writeByte(0);
-        out.writeByte(Integer.numberOfTrailingZeros(Math.max(1, 4096 / blockSize))); // LBPPBE
-        out.writeZero(18);
+        // LBPPBE 0: one logical block per physical block. The 4 KiB preference is in VPD B0's
+        // granularities instead; libiscsi's GetLBAStatus.UnmapSingle cannot pass with LBPPBE > 0.
+        out.writeByte(0);
+        out.writeByte(thin ? 0x80 | 0x40 : 0); // LBPME, LBPRZ: unmapped blocks read as zeros
+        out.writeZero(17);
         return ScsiResult.good(truncate(out, allocLen));
     }
 

@@ -24,6 +24,17 @@ public final class ScsiNexus {
         this("iqn.invalid:anonymous", 0);
     }
 
+    private volatile Runnable abortTasks = () -> { };
+
+    /** How to abort every task of this nexus (set by the transport; used by PREEMPT AND ABORT). */
+    public void onAbortRequest(Runnable action) {
+        this.abortTasks = action;
+    }
+
+    void requestAbort() {
+        abortTasks.run();
+    }
+
     public String initiatorName() {
         return initiatorName;
     }

@@ -21,6 +21,11 @@ public record ScsiResult(int status, Sense sense, ByteBuf dataIn) {
         return new ScsiResult(ScsiStatus.CHECK_CONDITION, sense, Unpooled.EMPTY_BUFFER);
     }
 
+    /** RESERVATION CONFLICT: no sense data. */
+    public static ScsiResult conflict() {
+        return new ScsiResult(ScsiStatus.RESERVATION_CONFLICT, null, Unpooled.EMPTY_BUFFER);
+    }
+
     public boolean isGood() {
         return status == ScsiStatus.GOOD;
     }

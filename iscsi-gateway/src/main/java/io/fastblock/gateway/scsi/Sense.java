@@ -1,7 +1,17 @@
 package io.fastblock.gateway.scsi;
 
 /** A sense key with its additional sense code and qualifier, written as fixed-format sense data. */
-public record Sense(int key, int asc, int ascq) {
+public record Sense(int key, int asc, int ascq, long information) {
+    /** Sense without INFORMATION. */
+    public Sense(int key, int asc, int ascq) {
+        this(key, asc, ascq, -1);
+    }
+
+    /** This sense with the INFORMATION field set (VALID=1), e.g. the miscompare offset. */
+    public Sense withInformation(long info) {
+        return new Sense(key, asc, ascq, info);
+    }
+
     public static final int NO_SENSE = 0x00;
     public static final int NOT_READY = 0x02;
     public static final int MEDIUM_ERROR = 0x03;
@@ -17,6 +27,9 @@ public record Sense(int key, int asc, int ascq) {
     public static final Sense INVALID_OPCODE = new Sense(ILLEGAL_REQUEST, 0x20, 0x00);
     public static final Sense LBA_OUT_OF_RANGE = new Sense(ILLEGAL_REQUEST, 0x21, 0x00);
     public static final Sense INVALID_FIELD_IN_CDB = new Sense(ILLEGAL_REQUEST, 0x24, 0x00);
+    public static final Sense PARAMETER_LIST_LENGTH_ERROR = new Sense(ILLEGAL_REQUEST, 0x1A, 0x00);
+    public static final Sense INVALID_FIELD_IN_PARAMETER_LIST = new Sense(ILLEGAL_REQUEST, 0x26, 0x00);
+    public static final Sense INVALID_RELEASE_OF_PERSISTENT_RESERVATION = new Sense(ILLEGAL_REQUEST, 0x26, 0x04);
     public static final Sense LUN_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x25, 0x00);
     public static final Sense SAVING_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x39, 0x00);
     public static final Sense POWER_ON_RESET = new Sense(UNIT_ATTENTION, 0x29, 0x00);
@@ -42,7 +55,13 @@ public record Sense(int key, int asc, int ascq) {
     /** Fixed-format (0x70) sense data, 18 bytes. */
     public byte[] toFixedFormat() {
         byte[] s = new byte[FIXED_LENGTH];
-        s[0] = 0x70;
+        s[0] = (byte) (information >= 0 ? 0xF0 : 0x70);
+        if (information >= 0) {
+            s[3] = (byte) (information >>> 24);
+            s[4] = (byte) (information >>> 16);
+            s[5] = (byte) (information >>> 8);
+            s[6] = (byte) information;
+        }
         s[2] = (byte) key;
         s[7] = 10; // additional sense length
         s[12] = (byte) asc;
@@ -52,6 +71,6 @@ public record Sense(int key, int asc, int ascq) {
 
     @Override
     public String toString() {
-        return String.format("Sense[%02x/%02x/%02x]", key, asc, ascq);
+        return String.format("Sense[%02x/%02x/%02x%s]", key, asc, ascq, information >= 0 ? " info=" + information : "");
     }
 }

@@ -45,7 +45,8 @@ public final class FileTargetCatalog implements TargetCatalog {
         }
         return CompletableFuture.supplyAsync(() -> {
             try {
-                FileBlockDevice d = new FileBlockDevice(p, size, 42, targetName.substring(targetName.indexOf(':') + 1));
+                FileBlockDevice d = new FileBlockDevice(p, size, 42, targetName.substring(targetName.indexOf(':') + 1))
+                        .thin(thin);
                 opened.add(d);
                 return Optional.of(d);
             } catch (IOException e) {

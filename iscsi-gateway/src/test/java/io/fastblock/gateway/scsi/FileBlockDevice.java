@@ -7,6 +7,9 @@ import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -32,6 +35,13 @@ public final class FileBlockDevice implements BlockDevice {
     /** When set, reads and writes wait for it before touching the file (a stuck backend). */
     public volatile CountDownLatch hold;
     private final List<Runnable> lossListeners = new CopyOnWriteArrayList<>();
+    /**
+     * Thin mode: which 512-byte blocks hold written data. Java cannot punch holes in a file, so an
+     * unmap writes zeros and clears the bits; GET LBA STATUS answers from the bitmap. Guarded by
+     * itself; touched only on the I/O thread and by readers of the status.
+     */
+    private final BitSet mapped = new BitSet();
+    private volatile boolean thin;
 
     public FileBlockDevice(Path path, long size, long id, String name) throws IOException {
         this.file = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -62,6 +72,79 @@ public final class FileBlockDevice implements BlockDevice {
     @Override
     public String name() {
         return name;
+    }
+
+    /** Makes this device thin provisioned (before it is handed to the SCSI layer). */
+    public FileBlockDevice thin(boolean on) {
+        this.thin = on;
+        return this;
+    }
+
+    @Override
+    public boolean thinProvisioned() {
+        return thin;
+    }
+
+    private void mark(long offset, long length, boolean on) {
+        synchronized (mapped) {
+            int from = (int) (offset / 512);
+            int to = (int) ((offset + length + 511) / 512);
+            mapped.set(from, to, on);
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> unmap(long offset, long length) {
+        if (!thin) {
+            return BlockDevice.super.unmap(offset, length);
+        }
+        return CompletableFuture.runAsync(() -> {
+            try {
+                check();
+                ByteBuffer zeros = ByteBuffer.allocate((int) Math.min(length, 1 << 20));
+                long done = 0;
+                while (done < length) {
+                    zeros.clear().limit((int) Math.min(zeros.capacity(), length - done));
+                    done += file.write(zeros, offset + done);
+                }
+                file.force(false);
+                mark(offset, length, false);
+            } catch (IOException e) {
+                throw new DeviceException(DeviceException.Reason.IO_ERROR, e.getMessage(), e);
+            }
+        }, io);
+    }
+
+    @Override
+    public CompletableFuture<List<Extent>> lbaStatus(long offset, long length) {
+        if (!thin) {
+            return BlockDevice.super.lbaStatus(offset, length);
+        }
+        return CompletableFuture.supplyAsync(() -> {
+            check();
+            List<Extent> out = new ArrayList<>();
+            synchronized (mapped) {
+                int block = (int) (offset / 512);
+                int end = (int) ((offset + length) / 512);
+                while (block < end) {
+                    boolean m = mapped.get(block);
+                    int next = m ? mapped.nextClearBit(block) : mapped.nextSetBit(block);
+                    if (next < 0 || next > end) {
+                        next = end;
+                    }
+                    out.add(new Extent(block * 512L, (next - block) * 512L, m));
+                    block = next;
+                }
+            }
+            return out;
+        }, io);
+    }
+
+    /** Bytes of the device that hold written (mapped) data. */
+    public long mappedBytes() {
+        synchronized (mapped) {
+            return mapped.cardinality() * 512L;
+        }
     }
 
     public boolean isClosed() {
@@ -117,6 +200,7 @@ public final class FileBlockDevice implements BlockDevice {
                     done += data.getBytes(data.readerIndex() + done, file, offset + done, len - done);
                 }
                 file.force(false);
+                mark(offset, len, true);
             } catch (IOException e) {
                 throw new DeviceException(DeviceException.Reason.IO_ERROR, e.getMessage(), e);
             } finally {

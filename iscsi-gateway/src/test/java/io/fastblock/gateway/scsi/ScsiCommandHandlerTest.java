@@ -165,10 +165,11 @@ class ScsiCommandHandlerTest {
         assertEquals(32, rc16.readableBytes());
         assertEquals(8191, rc16.getLong(0));
         assertEquals(512, rc16.getInt(8));
-        assertEquals(3, rc16.getByte(13), "4 KiB physical blocks");
+        assertEquals(0, rc16.getByte(13), "LBPPBE 0 (see ScsiCommandHandler.readCapacity16)");
+        assertEquals(0, rc16.getByte(14), "thick: no LBPME");
         rc16.release();
         assertSense(run(cdb(0x25, 0, 0, 0, 0, 1)), 0x05, 0x24, 0); // LBA without PMI
-        assertSense(run(cdb(0x9E, 0x12)), 0x05, 0x24, 0); // GET LBA STATUS: not supported
+        assertSense(run(cdb(0x9E, 0x12)), 0x05, 0x24, 0); // GET LBA STATUS: not on a thick LU
     }
 
     @Test
@@ -340,7 +341,7 @@ class ScsiCommandHandlerTest {
         assertEquals(10, ((d[2] & 0xff) << 8) | (d[3] & 0xff));
         assertEquals(0x28, d[4] & 0xff);
         assertEquals(0x18, d[5] & 0x18);
-        // UNMAP: not supported
+        // UNMAP: not supported on a thick LU
         byte[] u = bytes(run(cdb(0xA3, 0x0C, 0x01, 0x42, 0, 0, 0, 0, 1, 0)));
         assertEquals(0x01, u[1] & 0x07);
         // READ CAPACITY(16) has a service action: option 1 is invalid for it

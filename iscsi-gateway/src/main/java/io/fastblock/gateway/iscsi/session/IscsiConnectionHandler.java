@@ -297,6 +297,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         keepalive = ctx.executor().scheduleWithFixedDelay(this::keepalive, every, Math.min(every, 1000),
                 TimeUnit.MILLISECONDS);
         if (scsi != null) {
+            nexus.onAbortRequest(() -> abortAllFromElsewhere(null, false)); // PREEMPT AND ABORT
             scsi.attach(nexus);
             scsi.device().whenLost(() -> ctx.executor().execute(() -> requestLogout("volume lost")));
         }
@@ -645,12 +646,14 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                     return;
                 }
                 luWide(Sense.BUS_DEVICE_RESET, false, () -> {
+                    nexus.unitAttention(Sense.BUS_DEVICE_RESET); // SAM-5: every I_T nexus, the issuer's too
                     scsi.reset();
                     tmfResponse(itt, TMF_COMPLETE);
                 });
             }
             case 6, 7 -> { // TARGET WARM / COLD RESET: our targets have one LU
                 luWide(Sense.POWER_ON_RESET, false, () -> {
+                    nexus.unitAttention(Sense.POWER_ON_RESET);
                     scsi.reset();
                     tmfResponse(itt, TMF_COMPLETE);
                     if (function == 7) {
@@ -695,7 +698,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 done.complete(null);
                 return;
             }
-            if (!onlyIfAborted || !tasks.isEmpty()) {
+            if (ua != null && (!onlyIfAborted || !tasks.isEmpty())) {
                 nexus.unitAttention(ua);
             }
             abort(new ArrayList<>(tasks.values()), () -> done.complete(null));
@@ -924,7 +927,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         t.executing = true;
         ByteBufAllocator alloc = ctx.alloc();
-        scsi.execute(t.lun, t.cdb, t.dataOut, nexus, alloc).whenCompleteAsync((result, err) -> {
+        scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenCompleteAsync((result, err) -> {
             t.executing = false;
             if (err != null) {
                 LOG.error("SCSI command failed unexpectedly", err);

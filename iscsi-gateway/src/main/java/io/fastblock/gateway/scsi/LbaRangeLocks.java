@@ -1,0 +1,100 @@
+package io.fastblock.gateway.scsi;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Asynchronous exclusive locks on block ranges of one logical unit. Every write through this
+ * gateway holds the lock on its range while it runs, so COMPARE AND WRITE and ORWRITE (read,
+ * check, write) are atomic against them. Waiters are granted in arrival order among overlapping
+ * ranges; non-overlapping ranges never wait for each other. Nothing blocks a thread.
+ */
+final class LbaRangeLocks {
+    /** A held range; {@link #release()} exactly once. */
+    final class Held {
+        final long first;
+        final long end;
+
+        private Held(long first, long end) {
+            this.first = first;
+            this.end = end;
+        }
+
+        void release() {
+            LbaRangeLocks.this.release(this);
+        }
+    }
+
+    private record Waiter(long first, long end, CompletableFuture<Held> grant) {
+    }
+
+    private final List<Held> held = new ArrayList<>();
+    private final List<Waiter> waiting = new ArrayList<>();
+
+    /** Completes (possibly at once, possibly on the releasing thread) when [lba, lba+count) is ours. */
+    CompletableFuture<Held> lock(long lba, long count) {
+        long end = lba + Math.max(count, 1);
+        CompletableFuture<Held> f = new CompletableFuture<>();
+        Held h;
+        synchronized (this) {
+            if (overlapsHeld(lba, end) || overlapsWaiting(lba, end, waiting.size())) {
+                waiting.add(new Waiter(lba, end, f));
+                return f;
+            }
+            h = new Held(lba, end);
+            held.add(h);
+        }
+        f.complete(h);
+        return f;
+    }
+
+    private boolean overlapsHeld(long first, long end) {
+        for (Held h : held) {
+            if (first < h.end && h.first < end) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean overlapsWaiting(long first, long end, int before) {
+        for (int i = 0; i < before; i++) {
+            Waiter w = waiting.get(i);
+            if (first < w.end && w.first < end) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void release(Held h) {
+        List<CompletableFuture<Held>> grants = new ArrayList<>();
+        List<Held> granted = new ArrayList<>();
+        synchronized (this) {
+            if (!held.remove(h)) {
+                throw new IllegalStateException("range released twice");
+            }
+            int i = 0;
+            for (Iterator<Waiter> it = waiting.iterator(); it.hasNext(); i++) {
+                Waiter w = it.next();
+                if (!overlapsHeld(w.first, w.end) && !overlapsWaiting(w.first, w.end, i)) {
+                    Held g = new Held(w.first, w.end);
+                    held.add(g);
+                    grants.add(w.grant);
+                    granted.add(g);
+                    it.remove();
+                    i--;
+                }
+            }
+        }
+        for (int k = 0; k < grants.size(); k++) {
+            grants.get(k).complete(granted.get(k));
+        }
+    }
+
+    synchronized int heldCount() {
+        return held.size();
+    }
+}
