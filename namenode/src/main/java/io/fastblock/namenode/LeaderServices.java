@@ -3,6 +3,7 @@ package io.fastblock.namenode;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.placement.GroupFormation;
+import io.fastblock.namenode.repair.ChainRepair;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import org.apache.curator.framework.CuratorFramework;
@@ -27,6 +28,9 @@ final class LeaderServices implements AutoCloseable {
         GroupFormation formation = new GroupFormation(zk, groups, nodes);
         formation.start();
         running.push(formation);
+        ChainRepair repair = new ChainRepair(zk, groups, nodes, config.maxConcurrentJoins(), config.rejoinWindow());
+        repair.start();
+        running.push(repair);
         return new LeaderServices(running);
     }
 
