@@ -39,7 +39,8 @@ import org.rocksdb.WriteOptions;
  * <p>The cleaner's moved records and {@link LogStore#fold} change the index only where it still
  * points at the run they copied ({@link #apply} for moved records, {@link #remove}): a
  * compare-and-set on (segment, run position) inside the batch, so bytes rewritten meanwhile keep
- * their newer place.
+ * their newer place. Batches are read-modify-write, so the writers ({@link #apply} on the commit
+ * thread, {@link #remove} on the fold thread) take turns.
  */
 public final class ExtentIndex implements Closeable {
     static final int KEY = 24;
@@ -159,7 +160,7 @@ public final class ExtentIndex implements Closeable {
      * moved record takes over only the bytes that still read from its origin run.
      * Returns the change of live data bytes per segment (negative where bytes died).
      */
-    public Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
+    public synchronized Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
         try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
              ReadOptions ro = new ReadOptions()) {
@@ -193,17 +194,20 @@ public final class ExtentIndex implements Closeable {
      */
     public Map<Long, Long> remove(List<Piece> pieces) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
-        try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-             ReadOptions ro = new ReadOptions();
-             WriteOptions synced = new WriteOptions().setSync(true)) {
-            for (Piece p : pieces) {
-                replace(batch, ro, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
+        synchronized (this) {
+            try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
+                 ReadOptions ro = new ReadOptions()) {
+                for (Piece p : pieces) {
+                    replace(batch, ro, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
+                }
+                db.write(writeOptions, batch);
+            } catch (RocksDBException e) {
+                throw new IOException("index update failed: " + e.getMessage(), e);
             }
-            db.write(synced, batch);
-            return delta;
-        } catch (RocksDBException e) {
-            throw new IOException("index update failed: " + e.getMessage(), e);
         }
+        // Synced outside the turn, so the commit thread's next batch does not wait for this fsync.
+        sync();
+        return delta;
     }
 
     /** Makes every index update so far durable (the cleaner calls this before deleting a segment). */

@@ -125,6 +125,41 @@ class FoldTest {
         assertArrayEquals(ref, read(store, CHUNK, 0, AREA));
     }
 
+    /** Outside the contract (appends go on during the fold), reads must still be right: bytes written meanwhile stay in the log. */
+    @Test
+    void appendsRacingAFoldKeepTheirBytes() throws Exception {
+        open();
+        byte[] ref = new byte[AREA];
+        Random r = new Random(11);
+        java.util.concurrent.ExecutorService folder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<?> folds = folder.submit(() -> {
+                for (int i = 0; i < 20; i++) {
+                    store.fold(CHUNK).get(30, TimeUnit.SECONDS);
+                }
+                return null;
+            });
+            int i = 0;
+            while (!folds.isDone() || i < 200) {
+                int len = 1 + r.nextInt(6000);
+                int off = r.nextInt(AREA - len);
+                byte[] d = bytes(len, 1000 + i++);
+                write(store, CHUNK, off, d);
+                System.arraycopy(d, 0, ref, off, len);
+            }
+            folds.get();
+        } finally {
+            folder.shutdown();
+        }
+        assertTrue(store.logMetrics().folds.count() >= 1, "folds ran while appends went on");
+        assertArrayEquals(ref, read(store, CHUNK, 0, AREA));
+        reopen();
+        assertArrayEquals(ref, read(store, CHUNK, 0, AREA));
+        store.fold(CHUNK).get(30, TimeUnit.SECONDS);
+        assertEquals(0, keysOf(CHUNK));
+        assertArrayEquals(ref, baseFile(CHUNK, AREA));
+    }
+
     @Test
     void foldOfAChunkWithoutLogDataIsANoOp() throws Exception {
         open();
