@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * the store forces the dirty chunks and records the new checkpoint, with the highest sequence
  * forced per chunk. Close forces everything and records a clean shutdown. Opening after an
  * unclean shutdown rebuilds the checksums of every chunk that was dirty (data and sidecar may
- * be torn apart) and holds those chunks in resync: reads of them fail with
+ * be torn apart); if the machine rebooted since (power loss: the page cache is gone, which the
+ * record's boot id tells) it also holds those chunks in resync: reads of them fail with
  * {@link ChunkResyncingException} until {@link #finishResync} is called by whoever brought them
  * back in line with the tail ({@code integrity.ChunkResync}).
  *
@@ -137,6 +138,7 @@ public final class ChunkStore implements Closeable {
     /** The group each chunk was last written for (from writes since start and the dirty record), for repair and scrub. */
     private final ConcurrentHashMap<ChunkId, Integer> groupOf = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, WriteWatch> resyncing = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ChunkId, CompletableFuture<Void>> resynced = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, List<WriteWatch>> watches = new ConcurrentHashMap<>();
     private final List<DirtyChunks.Entry> toResync;
     private volatile boolean closed;
@@ -192,7 +194,23 @@ public final class ChunkStore implements Closeable {
     /** After an unclean shutdown: rebuild the checksums of the chunks that were dirty and hold them for resync. */
     private List<DirtyChunks.Entry> recover(DirtyChunks.State last) throws IOException {
         List<DirtyChunks.Entry> pending = new ArrayList<>();
-        if (!last.clean()) {
+        boolean sameBoot = !last.bootId().isEmpty() && last.bootId().equals(record.bootId());
+        if (!last.clean() && sameBoot) {
+            // A process crash: the page cache kept every completed write, so the data is what was
+            // written; only a checksum update cut off between data and sidecar may be missing.
+            for (DirtyChunks.Entry e : last.dirty()) {
+                ChunkFile f = file(e.chunk(), false);
+                if (f != null) {
+                    f.rebuildChecksums();
+                }
+                dirty.put(e.chunk(), new Tracked(e.groupId(), e.forcedSequence(), e.end()));
+                if (e.groupId() != UNKNOWN_GROUP) {
+                    groupOf.put(e.chunk(), e.groupId());
+                }
+            }
+            LOG.warn("chunk store: process crash in this boot; checksums of {} dirty chunk(s) rebuilt, no resync needed",
+                    last.dirty().size());
+        } else if (!last.clean()) {
             for (DirtyChunks.Entry e : last.dirty()) {
                 ChunkFile f = file(e.chunk(), false);
                 if (f != null) {
@@ -205,6 +223,7 @@ public final class ChunkStore implements Closeable {
                 }
                 // Held even without a known group: the resync may learn it elsewhere, or release the chunk.
                 resyncing.put(e.chunk(), new WriteWatch(e.chunk()));
+                resynced.put(e.chunk(), new CompletableFuture<>());
                 pending.add(e);
             }
             LOG.warn("chunk store: unclean shutdown, {} chunk(s) were written since the last checkpoint and must resync from their tails",
@@ -237,6 +256,12 @@ public final class ChunkStore implements Closeable {
      */
     public int groupOf(ChunkId chunk) {
         return groupOf.getOrDefault(chunk, UNKNOWN_GROUP);
+    }
+
+    /** Completes when the chunk is out of resync (at once if it is not in resync). */
+    public CompletableFuture<Void> whenResynced(ChunkId chunk) {
+        CompletableFuture<Void> f = resynced.get(chunk);
+        return f == null || !resyncing.containsKey(chunk) ? CompletableFuture.completedFuture(null) : f;
     }
 
     public boolean isResyncing(ChunkId chunk) {
@@ -513,6 +538,10 @@ public final class ChunkStore implements Closeable {
                 f.force();
             }
             resyncing.remove(chunk);
+            CompletableFuture<Void> done = resynced.remove(chunk);
+            if (done != null) {
+                done.complete(null);
+            }
             return null;
         });
     }

@@ -27,7 +27,7 @@ import java.util.zip.CRC32C;
  *
  * <p>Layout: two slot files {@code dirty.0} and {@code dirty.1}; each save writes the whole
  * record into the slot not holding the newest one, so a torn save leaves the previous record
- * readable. Record: magic, generation, clean flag, count, entries (volume, index, group,
+ * readable. Record: magic, generation, clean flag, boot id, count, entries (volume, index, group,
  * forced sequence, end bound), CRC32C of everything before it.
  */
 public final class DirtyChunks implements Closeable {
@@ -45,20 +45,29 @@ public final class DirtyChunks implements Closeable {
         }
     }
 
-    /** What the last run left behind. */
-    public record State(boolean clean, List<Entry> dirty) {
+    /**
+     * What the last run left behind, and the machine boot it was written in: an unclean
+     * shutdown within the same boot was a process crash (the page cache kept every write), one
+     * across boots may have lost unforced writes.
+     */
+    public record State(boolean clean, List<Entry> dirty, String bootId) {
+        public State(boolean clean, List<Entry> dirty) {
+            this(clean, dirty, "");
+        }
     }
 
     private final FileIo[] slots = new FileIo[2];
+    private final String bootId;
     private long generation;
     private int newest = -1;
 
-    private DirtyChunks() {
+    private DirtyChunks(String bootId) {
+        this.bootId = bootId;
     }
 
     /** Opens (creating if needed) the record in {@code dir}; {@link #lastState} tells what the previous run left. */
     public static DirtyChunks open(Path dir, FileIoFactory files) throws IOException {
-        DirtyChunks d = new DirtyChunks();
+        DirtyChunks d = new DirtyChunks(files.bootId());
         try {
             for (int i = 0; i < 2; i++) {
                 d.slots[i] = files.open(dir.resolve("dirty." + i), true);
@@ -69,6 +78,11 @@ public final class DirtyChunks implements Closeable {
             throw e;
         }
         return d;
+    }
+
+    /** The boot this process runs in (what {@link #save} records). */
+    public String bootId() {
+        return bootId;
     }
 
     /**
@@ -93,7 +107,7 @@ public final class DirtyChunks implements Closeable {
 
     private static Parsed parse(FileIo slot) throws IOException {
         long size = slot.size();
-        if (size < 4 + 8 + 1 + 4 + 4 || size > (1 << 28)) {
+        if (size < 4 + 8 + 1 + 2 + 4 + 4 || size > (1 << 28)) {
             return null;
         }
         ByteBuffer b = ByteBuffer.allocate((int) size);
@@ -106,6 +120,15 @@ public final class DirtyChunks implements Closeable {
         }
         long gen = b.getLong();
         boolean clean = b.get() == 1;
+        int bootLength = b.getShort() & 0xFFFF;
+        if (bootLength > b.remaining()) {
+            return null;
+        }
+        byte[] boot = new byte[bootLength];
+        b.get(boot);
+        if (b.remaining() < 4) {
+            return null;
+        }
         int count = b.getInt();
         if (count < 0 || b.remaining() != (long) count * ENTRY + 4) {
             return null;
@@ -117,15 +140,16 @@ public final class DirtyChunks implements Closeable {
         int crc = b.getInt();
         CRC32C c = new CRC32C();
         c.update(b.duplicate().position(0).limit(b.limit() - 4));
-        return (int) c.getValue() == crc ? new Parsed(gen, new State(clean, entries)) : null;
+        return (int) c.getValue() == crc ? new Parsed(gen, new State(clean, entries, new String(boot, java.nio.charset.StandardCharsets.UTF_8))) : null;
     }
 
     /** Durably replaces the record: forced before it returns. */
     public synchronized void save(boolean clean, Collection<Entry> dirty) throws IOException {
         int target = newest < 0 ? 0 : 1 - newest;
         long gen = generation + 1;
-        ByteBuffer b = ByteBuffer.allocate(4 + 8 + 1 + 4 + dirty.size() * ENTRY + 4);
-        b.putInt(MAGIC).putLong(gen).put((byte) (clean ? 1 : 0)).putInt(dirty.size());
+        byte[] boot = bootId.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        ByteBuffer b = ByteBuffer.allocate(4 + 8 + 1 + 2 + boot.length + 4 + dirty.size() * ENTRY + 4);
+        b.putInt(MAGIC).putLong(gen).put((byte) (clean ? 1 : 0)).putShort((short) boot.length).put(boot).putInt(dirty.size());
         for (Entry e : dirty) {
             b.putLong(e.chunk().volumeId()).putLong(e.chunk().index()).putInt(e.groupId()).putLong(e.forcedSequence()).putLong(e.end());
         }

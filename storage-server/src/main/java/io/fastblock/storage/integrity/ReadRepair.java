@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * Reads that survive a bad local copy. A replica reads its own copy; if a block fails its CRC32C
  * the read is answered with the same range from another member of the group (the tail first: it
  * holds every acknowledged write), the bad blocks are rewritten locally with the good bytes, and
- * the repair is counted. A chunk still resyncing after a power loss is read from its tail.
+ * the repair is counted. A chunk still resyncing after a power loss is read from its tail (the
+ * tail itself waits for its resync).
  * Corruption in the tail's log (found by the log's scrubber) is repaired by appending the good
  * bytes again.
  *
@@ -83,6 +84,10 @@ public final class ReadRepair {
             }
             Throwable cause = unwrap(err);
             if (cause instanceof ChunkResyncingException) {
+                if (group.tail().equals(nodeId)) {
+                    // The tail is the copy everyone else trusts: it waits for its own resync (from its log).
+                    return chunks.whenResynced(chunk).thenCompose(v -> chunks.readAsync(chunk, offset, length, alloc));
+                }
                 metrics.remoteReads.increment();
                 return fetch(tailFirst(group, false), chain, chunk, offset, length, alloc);
             }

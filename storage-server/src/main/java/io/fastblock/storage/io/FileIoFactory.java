@@ -19,6 +19,19 @@ public interface FileIoFactory {
      */
     void syncDirectory(Path dir) throws IOException;
 
+    /**
+     * Identifies the current boot of the machine: while it is unchanged the page cache has not
+     * been lost, so a restart after a process crash finds every completed write in its files.
+     * Linux's {@code /proc/sys/kernel/random/boot_id}; empty where there is none (treated as a new boot).
+     */
+    default String bootId() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/random/boot_id")).trim();
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
     /** The factory over real files ({@link RealFileIo}). */
     static FileIoFactory real() {
         return RealFileIo.FACTORY;

@@ -100,6 +100,29 @@ class DirtyChunksTest {
     }
 
     @Test
+    void processCrashInTheSameBootRebuildsChecksumsWithoutResync() throws Exception {
+        FaultInjectingFileIo.Factory disk = new FaultInjectingFileIo.Factory(4);
+        ChunkId c = new ChunkId(6, 0);
+        byte[] d = new byte[20_000];
+        new Random(9).nextBytes(d);
+        ChunkStore store = new ChunkStore(dir, 2, disk, NEVER);
+        store.writeAsync(1, 1, c, 0, Unpooled.wrappedBuffer(d)).get(10, TimeUnit.SECONDS);
+        // Kill -9 right after the data reached the file but before its checksum update did.
+        try (RandomAccessFile crc = new RandomAccessFile(store.fileOf(c).resolveSibling("0.crc").toFile(), "rw")) {
+            crc.setLength(0);
+        }
+        disk.processCrash();
+        store.close();
+        disk.powerOn();
+        try (ChunkStore again = new ChunkStore(dir, 2, disk, NEVER)) {
+            assertEquals(List.of(), again.pendingResync(), "the page cache kept the data: nothing to fetch");
+            assertEquals(1, again.dirtyCount(), "still dirty until the next checkpoint forces it");
+            assertArrayEquals(d, read(again, c, 0, d.length));
+            assertEquals(List.of(), again.verifyAsync(c, 0, 5).get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void tornSidecarAfterPowerLossIsRebuiltNotReportedAsCorruption() throws Exception {
         FaultInjectingFileIo.Factory disk = new FaultInjectingFileIo.Factory(2);
         ChunkId c = new ChunkId(4, 0);

@@ -90,6 +90,12 @@ public final class FaultInjectingFileIo implements FileIo {
             }
         }
 
+        /** A new boot after every power loss; the same boot across process restarts in between. */
+        @Override
+        public synchronized String bootId() {
+            return "fault-injecting-" + System.identityHashCode(this) + "-boot-" + powerLosses;
+        }
+
         /** Number of {@link FileIo#force} calls so far (a test can check that a path does not fsync). */
         public synchronized long forces() {
             return forces;
@@ -144,6 +150,19 @@ public final class FaultInjectingFileIo implements FileIo {
             unsyncedNames.clear();
             last = null;
             return undone + " unforced writes dropped, " + removed + " unsynced files removed";
+        }
+
+        /**
+         * The process dies (kill -9) but the machine keeps running: every handle fails from now
+         * on, and everything written stays (it is in the page cache). {@link #powerOn} lets the
+         * restarted process open files again, in the same boot.
+         */
+        public synchronized void processCrash() {
+            down = true;
+            for (FaultInjectingFileIo io : open) {
+                io.fence();
+            }
+            open.clear();
         }
 
         /** A sector boundary strictly inside the write, chosen at random; 0 if the write fits in one sector. */
