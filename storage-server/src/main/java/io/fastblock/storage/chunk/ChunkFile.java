@@ -28,6 +28,8 @@ import java.util.zip.CRC32C;
 final class ChunkFile implements Closeable {
     static final int BLOCK = 4096;
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK * 64));
+    /** Checksum entries of up to 64 blocks per thread, so the common read and write allocate nothing for them. */
+    private static final ThreadLocal<ByteBuffer> SUMS = ThreadLocal.withInitial(() -> ByteBuffer.allocate(64 * 4));
 
     private final ChunkId chunk;
     private final FileIo data;
@@ -103,7 +105,9 @@ final class ChunkFile implements Closeable {
 
     /** The stored checksums of blocks {@code [first, first+count)}; 0 where the sidecar has none. */
     private int[] storedSums(long first, int count) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.BIG_ENDIAN);
+        ByteBuffer b = sumsBuffer(count * 4);
+        // Entries past the sidecar's end read as 0 ("never written"): clear what a previous call left.
+        java.util.Arrays.fill(b.array(), 0, count * 4, (byte) 0);
         sums.readFully(b, first * 4);
         int[] out = new int[count];
         for (int i = 0; i < count; i++) {
@@ -112,8 +116,18 @@ final class ChunkFile implements Closeable {
         return out;
     }
 
+    private static ByteBuffer sumsBuffer(int bytes) {
+        ByteBuffer b = SUMS.get();
+        if (b.capacity() < bytes) {
+            b = ByteBuffer.allocate(bytes).order(ByteOrder.BIG_ENDIAN);
+            SUMS.set(b);
+        }
+        b.clear().limit(bytes);
+        return b;
+    }
+
     private void storeSums(long first, int[] values, boolean[] skip) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(values.length * 4);
+        ByteBuffer b = sumsBuffer(values.length * 4);
         int i = 0;
         while (i < values.length) {
             if (skip != null && skip[i]) {

@@ -668,12 +668,16 @@ public final class ChunkStore implements Closeable {
         }
     }
 
-    /** Flushes every dirty chunk now (also used by tests to set a checkpoint). */
+    /**
+     * Forces every chunk written since the last checkpoint now (a middle promoted to tail calls
+     * this before it acknowledges anything). Fails, rather than logs, when a force fails: the
+     * caller must not claim durability then.
+     */
     public void flushAll() {
         try {
             flush();
         } catch (IOException e) {
-            LOG.warn("chunk flush failed: {}", e.toString());
+            throw new UncheckedIOException("chunk flush failed", e);
         }
     }
 
