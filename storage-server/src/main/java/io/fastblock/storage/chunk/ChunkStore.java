@@ -599,7 +599,16 @@ public final class ChunkStore implements Closeable {
                         files.syncDirectory(root);
                     }
                     boolean created = !Files.exists(file);
+                    boolean unsummed = !created && !Files.exists(ChunkFile.sidecarOf(file));
                     ChunkFile cf = ChunkFile.open(c, file, files, true);
+                    if (unsummed) {
+                        // A chunk file from before checksums (or whose sidecar was lost): sum what is there
+                        // rather than report every block of it as corrupt.
+                        LOG.warn("chunk {} has no checksum file; computing it from the data as it is", c);
+                        cf.rebuildChecksums();
+                        cf.force();
+                        files.syncDirectory(dir);
+                    }
                     if (created) {
                         // The file's name must outlive a power loss as surely as the data forced into it.
                         files.syncDirectory(dir);

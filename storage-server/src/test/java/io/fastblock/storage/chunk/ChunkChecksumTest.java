@@ -138,6 +138,23 @@ class ChunkChecksumTest {
     }
 
     @Test
+    void chunkFileWithoutSidecarGetsOneInsteadOfReadingAsCorrupt() throws Exception {
+        ChunkId c = new ChunkId(1, 7);
+        byte[] d = new byte[3 * BLOCK + 10];
+        new Random(8).nextBytes(d);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            write(store, c, 0, d);
+        }
+        Files.delete(dir.resolve("chunks/1/7.crc"));
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            assertArrayEquals(d, read(store, c, 0, d.length));
+            assertTrue(Files.size(dir.resolve("chunks/1/7.crc")) == 4 * 4);
+            flipBit(store.fileOf(c), 2 * BLOCK + 1);
+            assertEquals(List.of(new BlockRange(2L * BLOCK, BLOCK)), store.verifyAsync(c, 0, 4).get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void holesAndNeverWrittenBlocksVerify() throws Exception {
         ChunkId c = new ChunkId(1, 6);
         try (ChunkStore store = new ChunkStore(dir, 2)) {
