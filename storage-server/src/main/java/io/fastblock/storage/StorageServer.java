@@ -15,6 +15,8 @@ import io.fastblock.storage.chain.ReplicaService;
 import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.integrity.NodeIntegrity;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.log.ChunkStoreBase;
+import io.fastblock.storage.log.LogCleaner;
 import io.fastblock.storage.log.LogStore;
 import io.fastblock.storage.net.InflightRequests;
 import io.fastblock.storage.net.NettyTransport;
@@ -61,6 +63,7 @@ public final class StorageServer implements AutoCloseable {
     private ChunkStore chunks;
     private NodeIntegrity integrity;
     private LogStore log;
+    private LogCleaner cleaner;
     private CuratorFramework zk;
     private ExecutorService zkReads;
     private GroupDirectory groups;
@@ -103,7 +106,9 @@ public final class StorageServer implements AutoCloseable {
 
     private void startUp() throws Exception {
         chunks = new ChunkStore(config.dataDir(), 4, files, ChunkStore.DEFAULT_FLUSH_INTERVAL);
-        log = LogStore.open(config.dataDir(), config.segmentSize(), metrics);
+        // The tail reads its log over the in-place chunk files and folds into them when it stops being tail.
+        log = LogStore.open(config.dataDir(), config.segmentSize(), metrics, new ChunkStoreBase(chunks), 0);
+        cleaner = new LogCleaner(log).start();
 
         zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(15_000)
                 .connectionTimeoutMs(10_000).retryPolicy(new ExponentialBackoffRetry(200, 10)).build();
@@ -128,7 +133,7 @@ public final class StorageServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking);
+        ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking, config.tailLayout());
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 (c, off, n) -> log.readAsync(c, off, n, io.netty.buffer.PooledByteBufAllocator.DEFAULT), workers,
                 metrics.registry(), NodeIntegrity.Settings.DEFAULTS);
@@ -265,6 +270,9 @@ public final class StorageServer implements AutoCloseable {
         }
         if (groupChunks != null) {
             quietly(groupChunks::close);
+        }
+        if (cleaner != null) {
+            quietly(cleaner::close);
         }
         if (log != null) {
             quietly(log::close);

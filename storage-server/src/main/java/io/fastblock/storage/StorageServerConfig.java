@@ -3,6 +3,7 @@ package io.fastblock.storage;
 import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.storage.chain.ChainLimits;
+import io.fastblock.storage.chain.TailLayout;
 import java.nio.file.Path;
 
 /**
@@ -10,7 +11,10 @@ import java.nio.file.Path;
  * created in) the data directory, see {@link NodeIdentity}.
  */
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
-                                  ChainLimits chain) {
+                                  ChainLimits chain, TailLayout tailLayout) {
+    /** The default until integrity's repair and resync of a tail read the log (see {@link TailLayout}). */
+    public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG_AND_IN_PLACE;
+
     public static final long DEFAULT_SEGMENT_SIZE = 256L << 20;
     /** Small enough for tests that exercise roll-over, large enough to hold a header. */
     public static final long MIN_SEGMENT_SIZE = 4096;
@@ -31,11 +35,19 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (chain == null) {
             chain = ChainLimits.DEFAULTS;
         }
+        if (tailLayout == null) {
+            tailLayout = DEFAULT_TAIL_LAYOUT;
+        }
+    }
+
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                               ChainLimits chain) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, chain, DEFAULT_TAIL_LAYOUT);
     }
 
     /** With the default chain limits. */
     public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize) {
-        this(nodeId, dataDir, listen, port, zk, segmentSize, ChainLimits.DEFAULTS);
+        this(nodeId, dataDir, listen, port, zk, segmentSize, ChainLimits.DEFAULTS, DEFAULT_TAIL_LAYOUT);
     }
 
     public static StorageServerConfig fromArgs(String... args) {
@@ -55,6 +67,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         long linkRetry = cl.getLong("link-retry-ms", d.linkRetryMillis());
         String piece = cl.get("copy-piece", null);
         int copyPiece = piece == null ? d.copyPieceBytes() : (int) Math.min(Integer.MAX_VALUE, ByteSize.parse("copy-piece", piece));
+        TailLayout tailLayout = TailLayout.fromFlag(cl.get("tail-layout", DEFAULT_TAIL_LAYOUT.flag()));
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -63,10 +76,10 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
             throw new IllegalArgumentException("--sent-max-writes, --sent-max-bytes, --ack-timeout-ms and --link-retry-ms must be"
                     + " positive and --copy-piece at least 4K: " + e.getMessage());
         }
-        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain);
+        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout);
     }
 
     public StorageServerConfig withPort(int newPort) {
-        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain);
+        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout);
     }
 }

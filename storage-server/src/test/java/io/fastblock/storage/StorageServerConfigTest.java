@@ -58,4 +58,22 @@ class StorageServerConfigTest {
         assertTrue(e.getMessage().contains("belongs to node '" + generated + "'"), e.getMessage());
         assertEquals("given", NodeIdentity.resolve(dir.resolve("fresh"), "given"));
     }
+
+    @Test
+    void chainFlagsHaveDefaultsAndPreciseErrors() {
+        StorageServerConfig d = StorageServerConfig.fromArgs();
+        assertEquals(io.fastblock.storage.chain.ChainLimits.DEFAULTS, d.chain());
+        assertEquals(StorageServerConfig.DEFAULT_TAIL_LAYOUT, d.tailLayout());
+        StorageServerConfig c = StorageServerConfig.fromArgs("--sent-max-writes=8", "--sent-max-bytes=2M", "--ack-timeout-ms=500",
+                "--link-retry-ms=10", "--copy-piece=64K", "--tail-layout=log");
+        assertEquals(new io.fastblock.storage.chain.ChainLimits(8, 2L << 20, 500, 10, 64 << 10), c.chain());
+        assertEquals(io.fastblock.storage.chain.TailLayout.LOG, c.tailLayout());
+        assertEquals(io.fastblock.storage.chain.TailLayout.LOG_AND_IN_PLACE, StorageServerConfig.fromArgs("--tail-layout=log+in-place").tailLayout());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--tail-layout=disk"))
+                .getMessage().contains("--tail-layout must be log or log+in-place"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--sent-max-writes=0"))
+                .getMessage().contains("--sent-max-writes"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--copy-piece=1K"))
+                .getMessage().contains("--copy-piece at least 4K"));
+    }
 }

@@ -41,6 +41,8 @@ final class CatchUp {
     private final ChainAddress chain;
     private volatile boolean cancelled;
     private long copied;
+    /** Each chunk's file length here when the copy started: zeros beyond it need not be written. */
+    private final Map<ChunkId, Long> localLengths = new java.util.concurrent.ConcurrentHashMap<>();
 
     CatchUp(GroupReplica replica, ReplicaContext ctx, GroupRecord view) {
         this.replica = replica;
@@ -84,6 +86,7 @@ final class CatchUp {
 
     private CompletableFuture<Map<ChunkId, Long>> list() {
         return ctx.downstream().call(view.tail(), id -> new ChunkListRequest(id, chain)).thenApplyAsync(resp -> {
+            // Runs on a blocking thread: it stats local chunk files.
             try {
                 checkCurrent();
                 if (!resp.isOk()) {
@@ -110,6 +113,10 @@ final class CatchUp {
 
     private CompletableFuture<Void> copyAll(Map<ChunkId, Long> lengths) {
         ArrayDeque<long[]> pieces = new ArrayDeque<>();
+        localLengths.clear();
+        for (ChunkId c : lengths.keySet()) {
+            localLengths.put(c, ctx.storage().length(c));
+        }
         ArrayDeque<ChunkId> chunks = new ArrayDeque<>();
         int piece = ctx.limits().copyPieceBytes();
         for (Map.Entry<ChunkId, Long> e : lengths.entrySet()) {
@@ -135,7 +142,7 @@ final class CatchUp {
                         throw new IllegalStateException("COPY_READ of " + chunk + " at " + p[0] + " from " + view.tail() + ": "
                                 + resp.status() + " " + resp.message());
                     }
-                    return replica.applyCopy(this, chunk, p[0], resp.data());
+                    return replica.applyCopy(this, chunk, p[0], resp.data(), localLengths.getOrDefault(chunk, 0L));
                 })
                 .thenCompose(bytes -> {
                     copied += bytes;

@@ -24,6 +24,11 @@ import java.util.regex.Pattern;
  * {@code <data>/chain/group-<id>.chunks}, 16 bytes (volume id, chunk index) appended and fsynced
  * the first time a chunk is seen in a group; that happens once per chunk, off the request threads.
  * A torn last entry (crash during an append) is ignored on load.
+ *
+ * <p>It also keeps an upper bound of each chunk's written length ({@link #bound}): a tail's log
+ * may reach beyond its chunk file, and a joining node must copy that far. The exact high-water
+ * mark is kept in memory; on disk ({@code group-<id>.bounds}, 24-byte entries) it is rounded up
+ * to {@link #BOUND_STEP}, so a chunk growing sequentially costs one fsync per step, not per write.
  */
 public final class GroupChunks implements Closeable {
     private static final Pattern FILE = Pattern.compile("group-(\\d+)\\.chunks");
@@ -31,6 +36,12 @@ public final class GroupChunks implements Closeable {
     private final Path dir;
     private final Map<Integer, Set<ChunkId>> known = new ConcurrentHashMap<>();
     private final Map<Integer, FileChannel> files = new ConcurrentHashMap<>();
+    public static final long BOUND_STEP = 16L << 20;
+    private static final Pattern BOUNDS = Pattern.compile("group-(\\d+)\\.bounds");
+    /** Exact written end per chunk seen since start, and the bound persisted so far. */
+    private final Map<ChunkId, Long> highWater = new ConcurrentHashMap<>();
+    private final Map<ChunkId, Long> persistedBound = new ConcurrentHashMap<>();
+    private final Map<Integer, FileChannel> boundFiles = new ConcurrentHashMap<>();
     private final ExecutorService writer = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "group-chunks");
         t.setDaemon(true);
@@ -45,6 +56,12 @@ public final class GroupChunks implements Closeable {
                 Matcher m = FILE.matcher(p.getFileName().toString());
                 if (m.matches()) {
                     load(Integer.parseInt(m.group(1)), p);
+                }
+                if (BOUNDS.matcher(p.getFileName().toString()).matches()) {
+                    ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(p));
+                    while (b.remaining() >= 24) {
+                        persistedBound.merge(new ChunkId(b.getLong(), b.getLong()), b.getLong(), Math::max);
+                    }
                 }
             }
         }
@@ -104,6 +121,55 @@ public final class GroupChunks implements Closeable {
         return -1;
     }
 
+    /**
+     * Records that bytes up to {@code end} of the chunk were written (or copied) for the group.
+     * Completes at once unless the on-disk bound has to grow, then once that is on disk.
+     */
+    public CompletableFuture<Void> extend(int groupId, ChunkId chunk, long end) {
+        highWater.merge(chunk, end, Math::max);
+        Long persisted = persistedBound.get(chunk);
+        if (persisted != null && persisted >= end) {
+            return CompletableFuture.completedFuture(null);
+        }
+        long bound = (end + BOUND_STEP - 1) / BOUND_STEP * BOUND_STEP;
+        Long before = persistedBound.merge(chunk, bound, Math::max);
+        if (before != bound) {
+            return CompletableFuture.completedFuture(null); // another write raised it further meanwhile
+        }
+        return CompletableFuture.runAsync(() -> {
+            try {
+                FileChannel ch = boundFiles.computeIfAbsent(groupId, g -> {
+                    try {
+                        return FileChannel.open(dir.resolve("group-" + g + ".bounds"), StandardOpenOption.CREATE,
+                                StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                });
+                long size = ch.size();
+                if (size % 24 != 0) {
+                    ch.truncate(size - size % 24);
+                }
+                ByteBuffer b = ByteBuffer.allocate(24).putLong(chunk.volumeId()).putLong(chunk.index()).putLong(bound).flip();
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                ch.force(false);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException("cannot record the length bound of chunk " + chunk, e);
+            }
+        }, writer);
+    }
+
+    /** An upper bound of the bytes written to the chunk on this node: exact since start, else the persisted bound, else 0. */
+    public long bound(ChunkId chunk) {
+        Long exact = highWater.get(chunk);
+        if (exact != null) {
+            return exact;
+        }
+        return persistedBound.getOrDefault(chunk, 0L);
+    }
+
     public boolean contains(int groupId, ChunkId chunk) {
         Set<ChunkId> set = known.get(groupId);
         return set != null && set.contains(chunk);
@@ -121,6 +187,13 @@ public final class GroupChunks implements Closeable {
             writer.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        for (FileChannel ch : boundFiles.values()) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // shutting down
+            }
         }
         for (FileChannel ch : files.values()) {
             try {

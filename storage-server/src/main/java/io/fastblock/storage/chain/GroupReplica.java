@@ -107,22 +107,23 @@ final class GroupReplica {
                     oldView.chainVersion(), record.chainVersion(), old.role(), position.role(), record.members(), record.joining());
         }
         boolean promote = oldView != null && position.tail() && !old.tail();
-        boolean demote = oldView != null && old.tail() && !position.tail() && position.member();
+        // A node that is not tail must not keep log extents of the group's chunks: they would
+        // shadow the in-place writes it takes from now on once it is tail again. That covers
+        // stopping being tail, and a restarted node (first view, or back from NONE to joining).
+        boolean fold = !position.tail() && (oldView == null || old.tail() || (!old.member() && !old.joining()));
         List<CompletableFuture<Void>> locals = List.copyOf(localInFlight);
         List<ChunkId> chunks = ctx.chunks().of(groupId);
         CompletableFuture<Void> barrier = transition.handle((ignored, err) -> null).thenCompose(ignored -> {
-            CompletableFuture<Void> step = CompletableFuture.completedFuture(null);
+            if (!promote && !fold) {
+                return CompletableFuture.completedFuture(null);
+            }
+            CompletableFuture<Void> settled = CompletableFuture.allOf(locals.toArray(CompletableFuture[]::new)).handle((v, e) -> null);
             if (promote) {
                 // Durability follows the position: nothing is acknowledged as tail before the
                 // in-place copy (everything applied so far) is on disk.
-                step = CompletableFuture.allOf(locals.toArray(CompletableFuture[]::new)).handle((v, e) -> null)
-                        .thenCompose(v -> ctx.storage().makeDurable(chunks))
-                        .thenRun(ctx.metrics().promotions::increment);
+                return settled.thenCompose(v -> ctx.storage().makeDurable(chunks)).thenRun(ctx.metrics().promotions::increment);
             }
-            if (demote) {
-                step = step.thenCompose(v -> ctx.storage().leaveTail(chunks));
-            }
-            return step;
+            return settled.thenCompose(v -> ctx.storage().leaveTail(chunks));
         });
         if (position.joining()) {
             if (fresh == null) {
@@ -281,11 +282,12 @@ final class GroupReplica {
                 fresh.add(w.chunk(), w.offset(), w.length());
             }
             CompletableFuture<Void> stored = pos.durable()
-                    ? ctx.storage().durable(w.chunk(), w.offset(), sequence, data.retainedDuplicate())
-                    : ctx.storage().inPlace(w.chunk(), w.offset(), data.retainedDuplicate());
+                    ? ctx.storage().durable(groupId, w.chunk(), w.offset(), sequence, data.retainedDuplicate())
+                    : ctx.storage().inPlace(groupId, sequence, w.chunk(), w.offset(), data.retainedDuplicate());
             CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
-            local = registered.isDone() && !registered.isCompletedExceptionally() ? stored
-                    : CompletableFuture.allOf(stored, registered);
+            CompletableFuture<Void> bounded = ctx.chunks().extend(groupId, w.chunk(), w.offset() + w.length());
+            local = registered.isDone() && !registered.isCompletedExceptionally() && bounded.isDone()
+                    && !bounded.isCompletedExceptionally() ? stored : CompletableFuture.allOf(stored, registered, bounded);
             track(local);
             applied.put(w.chunk(), sequence, local);
         }
@@ -484,7 +486,7 @@ final class GroupReplica {
      * order as forwarded writes, so a forwarded write either excludes the range or is applied
      * after the copy. Takes ownership of {@code data}.
      */
-    CompletableFuture<Long> applyCopy(CatchUp run, ChunkId chunk, long offset, ByteBuf data) {
+    CompletableFuture<Long> applyCopy(CatchUp run, ChunkId chunk, long offset, ByteBuf data, long localLength) {
         List<CompletableFuture<Void>> writes = new ArrayList<>();
         long copied = 0;
         synchronized (this) {
@@ -494,16 +496,38 @@ final class GroupReplica {
             }
             for (long[] gap : fresh.uncovered(chunk, offset, data.readableBytes())) {
                 int from = (int) (gap[0] - offset);
-                CompletableFuture<Void> f = ctx.storage().inPlace(chunk, gap[0], data.retainedSlice(data.readerIndex() + from, (int) gap[1]));
+                ByteBuf piece = data.retainedSlice(data.readerIndex() + from, (int) gap[1]);
+                if (gap[0] >= localLength && isZero(piece)) {
+                    piece.release(); // nothing here to overwrite: keep the file sparse
+                    continue;
+                }
+                CompletableFuture<Void> f = ctx.storage().inPlace(groupId, 0, chunk, gap[0], piece);
                 track(f);
                 writes.add(f);
                 copied += gap[1];
             }
             writes.add(ctx.chunks().add(groupId, chunk));
+            writes.add(ctx.chunks().extend(groupId, chunk, offset + data.readableBytes()));
         }
         data.release();
         long bytes = copied;
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> bytes);
+    }
+
+    private static boolean isZero(ByteBuf b) {
+        int i = b.readerIndex();
+        int end = b.writerIndex();
+        for (; i + 8 <= end; i += 8) {
+            if (b.getLong(i) != 0) {
+                return false;
+            }
+        }
+        for (; i < end; i++) {
+            if (b.getByte(i) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     synchronized boolean isCurrent(CatchUp run) {

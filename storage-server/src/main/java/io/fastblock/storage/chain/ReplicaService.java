@@ -220,7 +220,8 @@ public final class ReplicaService implements AutoCloseable {
             replica.admitCopySource(l.chain().chainVersion());
             List<ChunkListing.Entry> entries = new ArrayList<>();
             for (ChunkId c : ctx.chunks().of(l.chain().groupId())) {
-                entries.add(new ChunkListing.Entry(c, ctx.storage().length(c)));
+                // The log may reach beyond the chunk file: the recorded bound covers both.
+                entries.add(new ChunkListing.Entry(c, Math.max(ctx.storage().length(c), ctx.chunks().bound(c))));
             }
             ctx.metrics().latency("chunk_list", "tail").record(0, TimeUnit.NANOSECONDS);
             return StorageResponse.ok(l.requestId(), OpCode.CHUNK_LIST, new ChunkListing(entries).encode(alloc));

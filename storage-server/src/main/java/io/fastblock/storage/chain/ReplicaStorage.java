@@ -7,45 +7,56 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * How a replica stores a group's data for its position in the chain: in place without fsync as
- * head, middle or joining node; durably as tail.
+ * How a replica stores a group's data for its position in the chain (durability follows the
+ * position): head, middle and joining node write the chunk file in place without fsync; the tail
+ * appends to its log (group commit, fsync) and acknowledges on that. With {@link TailLayout#LOG}
+ * the tail reads the log over the base file (the in-place chunk file), as {@link LogStore} does;
+ * with {@link TailLayout#LOG_AND_IN_PLACE} it also writes the chunk file and reads that.
  *
- * <p>Interim layout until the log store offers base-file reads and {@code fold}: the tail appends
- * every write to its log (the durable copy it acknowledges on) <em>and</em> writes it in place, and
- * every position reads the in-place chunk file. The in-place copy is therefore always complete,
- * so a node that stops being tail has nothing to fold, and a middle promoted to tail only has to
- * fsync its chunk files. The cost is a second (unsynced) write on the tail. When
- * {@code LogStore.fold(ChunkId)} and log-over-base reads exist, {@link #durable} becomes a log
- * append only, {@link #read} reads the log over the base file at the tail, and {@link #leaveTail}
- * folds.
+ * <p>Moving between the layouts: a node that becomes tail first makes its chunk files durable
+ * ({@link #makeDurable}); a node that is not (or stops being) tail folds the log's extents of the
+ * group's chunks into the chunk files ({@link #leaveTail}) before it writes them in place, so old
+ * log data never shadows newer in-place data.
  */
 public class ReplicaStorage {
     private final ChunkStore chunks;
     private final LogStore log;
     private final Executor blocking;
+    private final TailLayout layout;
 
-    public ReplicaStorage(ChunkStore chunks, LogStore log, Executor blocking) {
+    /** {@code log} must have been opened over {@code chunks} as its base files (see {@code ChunkStoreBase}). */
+    public ReplicaStorage(ChunkStore chunks, LogStore log, Executor blocking, TailLayout layout) {
         this.chunks = chunks;
         this.log = log;
         this.blocking = blocking;
+        this.layout = layout;
     }
 
-    /** Head, middle, joining: a positional write, no fsync. Takes ownership of {@code data}. */
-    public CompletableFuture<Void> inPlace(ChunkId chunk, long offset, ByteBuf data) {
-        return chunks.writeAsync(chunk, offset, data);
+    public TailLayout layout() {
+        return layout;
+    }
+
+    /**
+     * Head, middle, joining: a positional write, no fsync. {@code sequence} (0 for copied data) and
+     * the group let a resync after a power loss find what to fetch. Takes ownership of {@code data}.
+     */
+    public CompletableFuture<Void> inPlace(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) {
+        return chunks.writeAsync(groupId, sequence, chunk, offset, data);
     }
 
     /** Tail: completes when the write is durable (log fsync) and readable. Takes ownership of {@code data}. */
-    public CompletableFuture<Void> durable(ChunkId chunk, long offset, long sequence, ByteBuf data) {
+    public CompletableFuture<Void> durable(int groupId, ChunkId chunk, long offset, long sequence, ByteBuf data) {
+        if (layout == TailLayout.LOG) {
+            return log.append(chunk, offset, sequence, data);
+        }
         CompletableFuture<Void> logged = log.append(chunk, offset, sequence, data.retainedDuplicate());
-        CompletableFuture<Void> placed = chunks.writeAsync(chunk, offset, data);
+        CompletableFuture<Void> placed = chunks.writeAsync(groupId, sequence, chunk, offset, data);
         return CompletableFuture.allOf(logged, placed);
     }
 
@@ -65,22 +76,28 @@ public class ReplicaStorage {
         return this;
     }
 
-    /** A client read under {@code chain}: through the repairing reads when set, else {@link #read}. */
+    /**
+     * A client read under {@code chain}: at head and middle through the repairing reads when set
+     * (they repair the chunk file), at the tail from the log over the base file (the log checks
+     * its records itself).
+     */
     public CompletableFuture<ByteBuf> read(io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset, int length,
                                            boolean tail, ByteBufAllocator alloc) {
         RepairingReads r = repairing;
-        return r == null ? read(chunk, offset, length, tail, alloc) : r.read(groups, chain, chunk, offset, length, alloc);
+        boolean fromLog = tail && layout == TailLayout.LOG;
+        return r == null || fromLog ? read(chunk, offset, length, tail, alloc) : r.read(groups, chain, chunk, offset, length, alloc);
     }
 
-    /** Reads this replica's copy; the caller owns the buffer. */
+    /** Reads this replica's copy for its position; the caller owns the buffer. */
     public CompletableFuture<ByteBuf> read(ChunkId chunk, long offset, int length, boolean tail, ByteBufAllocator alloc) {
-        return chunks.readAsync(chunk, offset, length, alloc);
+        return tail && layout == TailLayout.LOG ? log.readAsync(chunk, offset, length, alloc)
+                : chunks.readAsync(chunk, offset, length, alloc);
     }
 
-    /** Bytes up to the end of the chunk's last written byte in this replica's copy. */
+    /** Bytes of the chunk file (the in-place copy; a tail's log may reach further, see {@link GroupChunks#bound}). */
     public long length(ChunkId chunk) {
         try {
-            return Files.size(chunks.fileOf(chunk));
+            return chunks.sizeOf(chunk);
         } catch (NoSuchFileException e) {
             return 0;
         } catch (IOException e) {
@@ -89,16 +106,28 @@ public class ReplicaStorage {
     }
 
     /**
-     * Makes every in-place write already completed durable, before a node acknowledges anything as
-     * tail. (ChunkStore can only flush all its open files; that covers the group's chunks.)
+     * Makes every in-place write already completed to these chunks durable (fsync of each chunk
+     * file), before a node acknowledges anything as tail.
      */
     public CompletableFuture<Void> makeDurable(Collection<ChunkId> groupChunks) {
-        return CompletableFuture.runAsync(chunks::flushAll, blocking);
+        return CompletableFuture.runAsync(() -> {
+            for (ChunkId c : groupChunks) {
+                try {
+                    chunks.force(c);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot make chunk " + c + " durable", e);
+                }
+            }
+        }, blocking);
     }
 
-    /** Called before a node that stops being tail takes in-place writes for these chunks. */
+    /**
+     * Folds the log's extents of these chunks into their chunk files (fsynced). The caller has
+     * stopped log appends for them (every append already started has completed) and writes them
+     * in place only after this completes ({@link LogStore#fold}'s contract).
+     */
     public CompletableFuture<Void> leaveTail(Collection<ChunkId> groupChunks) {
-        // Interim layout: the in-place copy is complete, nothing to fold.
-        return CompletableFuture.completedFuture(null);
+        CompletableFuture<?>[] folds = groupChunks.stream().map(log::fold).toArray(CompletableFuture[]::new);
+        return CompletableFuture.allOf(folds);
     }
 }

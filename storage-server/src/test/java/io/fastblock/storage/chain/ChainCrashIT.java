@@ -38,7 +38,8 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -49,7 +50,9 @@ import org.junit.jupiter.api.io.TempDir;
  * chain as the namenode would: it removes the node (version bump), restarts it on its data dir,
  * lets it catch up as the joining node, and makes it a member again (tail) once it has created
  * its caught-up znode. At the end every block's last acknowledged content must read back from
- * every replica. Duration: {@code -Dchaincrash.seconds} (default 60).
+ * every replica. Runs once per {@link TailLayout}; each run lasts {@code -Dchaincrash.seconds}
+ * (default 60). A kill waits until at least {@link #WRITES_BETWEEN_KILLS} more writes have been
+ * acknowledged since the last one, so every kill hits a chain that is busy writing.
  */
 class ChainCrashIT {
     private static final int GROUP = 1;
@@ -57,6 +60,7 @@ class ChainCrashIT {
     private static final int WRITERS = 4;
     private static final int BLOCKS_PER_WRITER = 256;
     private static final List<String> NODES = List.of("n1", "n2", "n3");
+    private static final int WRITES_BETWEEN_KILLS = 100;
 
     @TempDir
     Path dir;
@@ -65,6 +69,7 @@ class ChainCrashIT {
     private CuratorFramework zk;
     private final Map<String, Process> processes = new ConcurrentHashMap<>();
     private volatile GroupRecord current;
+    private TailLayout layout;
 
     private String classPath;
 
@@ -102,7 +107,8 @@ class ChainCrashIT {
         String cp = classPath;
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-cp", cp, StorageServer.class.getName(), "--node-id=" + node, "--data-dir=" + dir.resolve(node),
-                "--port=0", "--zk=" + zkServer.getConnectString(), "--segment-size=8M", "--ack-timeout-ms=8000");
+                "--port=0", "--zk=" + zkServer.getConnectString(), "--segment-size=8M", "--ack-timeout-ms=8000",
+                "--tail-layout=" + layout.flag());
         pb.redirectError(ProcessBuilder.Redirect.appendTo(dir.resolve(node + ".log").toFile()));
         Process p = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
@@ -215,8 +221,10 @@ class ChainCrashIT {
         return ((long) (writer / 2) * BLOCKS_PER_WRITER + block) * BLOCK;
     }
 
-    @Test
-    void everyAcknowledgedWriteSurvivesKillsOfHeadMiddleAndTail() throws Exception {
+    @ParameterizedTest
+    @EnumSource(TailLayout.class)
+    void everyAcknowledgedWriteSurvivesKillsOfHeadMiddleAndTail(TailLayout tailLayout) throws Exception {
+        layout = tailLayout;
         long seconds = Long.getLong("chaincrash.seconds", 60);
         classPath = snapshotClassPath();
         zkServer = new TestingServer(true);
@@ -271,12 +279,18 @@ class ChainCrashIT {
             int kills = 0;
             List<String> history = new ArrayList<>();
             long started = System.nanoTime();
+            long lastKillAt = 0;
             while (System.nanoTime() < end) {
                 Thread.sleep(2_000);
+                while (acked.stream().mapToLong(a -> a.writes.get()).sum() < lastKillAt + WRITES_BETWEEN_KILLS
+                        && writerErrors.isEmpty() && System.nanoTime() < end + TimeUnit.SECONDS.toNanos(60)) {
+                    Thread.sleep(20);
+                }
                 GroupRecord g = current;
                 int pos = kills % 3 == 0 ? 0 : kills % 3 == 1 ? 1 : g.members().size() - 1;
                 String victim = g.members().get(pos);
                 long before = acked.stream().mapToLong(a -> a.writes.get()).sum();
+                lastKillAt = before;
                 Process p = processes.get(victim);
                 p.destroyForcibly(); // SIGKILL
                 assertTrue(p.waitFor(10, TimeUnit.SECONDS));
@@ -336,13 +350,13 @@ class ChainCrashIT {
             }
             long writes = acked.stream().mapToLong(a -> a.writes.get()).sum();
             long retries = acked.stream().mapToLong(a -> a.retries.get()).sum();
-            System.out.printf("chain crash test: %.1f s, %d kills, %d acknowledged writes (%d retries), %d block reads verified"
+            System.out.printf("chain crash test (" + layout.flag() + "): %.1f s, %d kills, %d acknowledged writes (%d retries), %d block reads verified"
                     + " on %d replicas, %d mismatches%n", (System.nanoTime() - started) / 1e9, kills, writes, retries, verified,
                     g.members().size(), mismatches);
             assertEquals(0, mismatches, "acknowledged writes lost or stale: " + firstMismatches);
             assertEquals(3, g.members().size());
             assertTrue(kills >= 3, "head, middle and tail were each killed at least once: " + kills);
-            assertTrue(writes > 1000, "only " + writes + " writes acknowledged");
+            assertTrue(writes >= (long) kills * WRITES_BETWEEN_KILLS, "only " + writes + " writes acknowledged");
         } finally {
             stop.set(true);
             for (Process p : processes.values()) {

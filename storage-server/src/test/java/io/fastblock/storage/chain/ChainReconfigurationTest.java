@@ -26,8 +26,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Chain changes on the storage side, replicas linked in memory, real stores on disk. */
-class ChainReconfigurationTest {
+/**
+ * Chain changes on the storage side, replicas linked in memory, real stores on disk; run for each
+ * {@link TailLayout} by the subclasses.
+ */
+abstract class ChainReconfigurationTest {
     private static final int G = 1;
     private static final ChunkId CHUNK = new ChunkId(3, 0);
 
@@ -40,12 +43,14 @@ class ChainReconfigurationTest {
 
     @BeforeEach
     void start() throws Exception {
-        chain = new InMemoryChain(new ChainLimits(64, 8 << 20, 10_000, 20, 8192));
+        chain = new InMemoryChain(new ChainLimits(64, 8 << 20, 10_000, 20, 8192), layout());
         chain.publish(new GroupRecord(G, 1, List.of("a", "b", "c")), true);
         a = chain.add("a", dir.resolve("a"));
         b = chain.add("b", dir.resolve("b"));
         c = chain.add("c", dir.resolve("c"));
     }
+
+    abstract TailLayout layout();
 
     @AfterEach
     void stop() throws Exception {
@@ -78,6 +83,11 @@ class ChainReconfigurationTest {
         double appendsBefore = b.metrics.logAppends.count();
         ok(a.call(write(G, 2, CHUNK, 8192, bytes(3, 4096))));
         assertEquals(appendsBefore + 1, b.metrics.logAppends.count(), "the new tail appends to its log");
+        if (layout() == TailLayout.LOG) {
+            assertEquals(8192, b.chunks.sizeOf(CHUNK), "and no longer writes its chunk file in place");
+        } else {
+            assertEquals(12288, b.chunks.sizeOf(CHUNK), "and also writes its chunk file in place");
+        }
         for (InMemoryChain.Node n : List.of(a, b)) {
             assertArrayEquals(bytes(1, 4096), n.read(G, 2, CHUNK, 0, 4096));
             assertArrayEquals(bytes(2, 4096), n.read(G, 2, CHUNK, 4096, 4096));
@@ -175,6 +185,7 @@ class ChainReconfigurationTest {
         System.arraycopy(last, 0, ref, 0, last.length);
         ok(a.call(write(G, 4, CHUNK, 0, last)));
         assertEquals(1.0, d.chainMetrics.promotions.count());
+        assertTrue(b.log.logMetrics().folds.count() >= 1, "b folded its log when it stopped being tail");
         for (InMemoryChain.Node n : List.of(a, b, d)) {
             assertArrayEquals(ref, n.read(G, 4, CHUNK, 0, size), "replica " + n.id);
         }

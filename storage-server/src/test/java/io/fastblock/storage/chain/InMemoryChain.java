@@ -42,6 +42,7 @@ final class InMemoryChain implements AutoCloseable {
     private final List<Consumer<GroupRecord>> listeners = new CopyOnWriteArrayList<>();
     private final Map<String, ExecutorService> links = new ConcurrentHashMap<>();
     private final ChainLimits limits;
+    private final TailLayout layout;
 
     final class Node {
         final String id;
@@ -55,9 +56,9 @@ final class InMemoryChain implements AutoCloseable {
         Node(String id, Path dir) throws Exception {
             this.id = id;
             chunks = new ChunkStore(dir, 2);
-            log = LogStore.open(dir, 1 << 20, metrics);
+            log = LogStore.open(dir, 1 << 20, metrics, new io.fastblock.storage.log.ChunkStoreBase(chunks), 0);
             registry = new GroupChunks(dir);
-            service = new ReplicaService(id, lookup, link(id), new ReplicaStorage(chunks, log, Runnable::run), registry, metrics,
+            service = new ReplicaService(id, lookup, link(id), new ReplicaStorage(chunks, log, Runnable::run, layout), registry, metrics,
                     chainMetrics, limits, Runnable::run);
         }
 
@@ -114,8 +115,9 @@ final class InMemoryChain implements AutoCloseable {
         }
     };
 
-    InMemoryChain(ChainLimits limits) {
+    InMemoryChain(ChainLimits limits, TailLayout layout) {
         this.limits = limits;
+        this.layout = layout;
     }
 
     Node add(String id, Path dir) throws Exception {

@@ -67,9 +67,9 @@ class ReplicaServiceTest {
     void open() throws Exception {
         StorageMetrics metrics = new StorageMetrics();
         chunks = new ChunkStore(dir, 2);
-        log = LogStore.open(dir, 1 << 20, metrics);
+        log = LogStore.open(dir, 1 << 20, metrics, new io.fastblock.storage.log.ChunkStoreBase(chunks), 0);
         registry = new GroupChunks(dir);
-        service = new ReplicaService("me", groups, noSuccessor, new ReplicaStorage(chunks, log, Runnable::run), registry,
+        service = new ReplicaService("me", groups, noSuccessor, new ReplicaStorage(chunks, log, Runnable::run, TailLayout.LOG), registry,
                 metrics, new ChainMetrics(metrics.registry()), new ChainLimits(16, 1 << 20, 2_000, 50, 4096), Runnable::run);
         table.put(1, new GroupRecord(1, 3, List.of("me")));
         table.put(2, new GroupRecord(2, 1, List.of("x", "y", "z")));
