@@ -51,6 +51,7 @@ for r in $(seq "$rounds"); do
     for side in A B; do
       url=$A; [ $side = B ] && url=$B
       echo "round $r $name $side" >&2
+      echo "round $r $name $side $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/loadavg.txt"
       # shellcheck disable=SC2086
       lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" --json "$out/lg-$name-$side-$r.json" \
         >"$out/lg-$name-$side-$r.txt" || echo "load generator failed: $out/lg-$name-$side-$r.txt" >&2
@@ -67,13 +68,18 @@ python3 - "$out" "$rounds" <<'PY'
 import json, re, statistics, sys, os
 out, rounds = sys.argv[1], int(sys.argv[2])
 names = ["4k-qd32-randread", "4k-qd32-randwrite", "1m-qd32-read", "1m-qd32-write", "4k-qd1-randread"]
+failed = {}
 def lg(name, side):
     vals = []
     for r in range(1, rounds + 1):
         p = f"{out}/lg-{name}-{side}-{r}.json"
         if not os.path.exists(p):
+            failed[("lg", name, side)] = failed.get(("lg", name, side), 0) + 1
             continue
         t = json.load(open(p))["total"]
+        if t["errors"] > 0:  # a run with failed commands measures the failure, not the target
+            failed[("lg", name, side)] = failed.get(("lg", name, side), 0) + 1
+            continue
         d = t["write"] if "write" in name else t["read"]
         if name.startswith("4k-qd1"):
             vals.append(d["latency_us"]["p50"])
@@ -92,6 +98,7 @@ def qemu(name, side):
             continue
         m = re.search(r"Run completed in ([0-9.]+) seconds", open(p).read())
         if not m:
+            failed[("qemu", name, side)] = failed.get(("qemu", name, side), 0) + 1
             continue
         secs = float(m.group(1))
         if name.startswith("4k-qd1"):
@@ -104,19 +111,21 @@ def qemu(name, side):
 unit = {"4k-qd32-randread": "IOPS", "4k-qd32-randwrite": "IOPS", "1m-qd32-read": "MB/s", "1m-qd32-write": "MB/s",
         "4k-qd1-randread": "p50 us"}
 qunit = dict(unit); qunit["4k-qd1-randread"] = "mean us"
-def row(tool, name, a, b, u):
+def row(tool, name, a, b, u, key):
+    fa, fb = failed.get((key, name, "A"), 0), failed.get((key, name, "B"), 0)
+    runs = (" / ".join(f"{x:.0f}" for x in a) or "-") + (f" ({fa} failed)" if fa else "") + " vs " \
+        + (" / ".join(f"{x:.0f}" for x in b) or "-") + (f" ({fb} failed)" if fb else "")
     if not a or not b:
-        return f"| {tool} | {name} | {u} | n/a | n/a | n/a | |"
+        return f"| {tool} | {name} | {u} | n/a | n/a | n/a | {runs} |"
     ma, mb = statistics.median(a), statistics.median(b)
     ratio = ma / mb if mb else float("nan")
-    runs = " / ".join(f"{x:.0f}" for x in a) + " vs " + " / ".join(f"{x:.0f}" for x in b)
     return f"| {tool} | {name} | {u} | {ma:.0f} | {mb:.0f} | {ratio:.2f} | {runs} |"
 print(f"| tool | workload | unit | A median | B median | A/B | runs A vs B |")
 print("|---|---|---|---|---|---|---|")
 for n in names:
-    print(row("load generator", n, lg(n, "A"), lg(n, "B"), unit[n]))
+    print(row("load generator", n, lg(n, "A"), lg(n, "B"), unit[n], "lg"))
 for n in names:
     a, b = qemu(n, "A"), qemu(n, "B")
-    if a or b:
-        print(row("qemu-img bench (sequential)", n.replace("rand", ""), a, b, qunit[n]))
+    if a or b or failed.get(("qemu", n, "A")) or failed.get(("qemu", n, "B")):
+        print(row("qemu-img bench (sequential)", n, a, b, qunit[n], "qemu").replace(n, n.replace("rand", ""), 1))
 PY
