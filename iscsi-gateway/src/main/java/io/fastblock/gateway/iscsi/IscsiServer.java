@@ -122,6 +122,11 @@ public final class IscsiServer implements AutoCloseable {
         return registry.size();
     }
 
+    /** The live sessions by TSIH, for diagnostics. */
+    public String sessions() {
+        return registry.toString();
+    }
+
     /** Sessions that negotiated CRC32C header digests since start. */
     public int headerDigestSessions() {
         return portal.headerDigestSessions();

@@ -52,4 +52,9 @@ public final class SessionRegistry {
     public int size() {
         return byTsih.size();
     }
+
+    @Override
+    public String toString() {
+        return "SessionRegistry" + byTsih;
+    }
 }

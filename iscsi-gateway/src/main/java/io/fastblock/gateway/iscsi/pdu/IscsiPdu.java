@@ -104,7 +104,7 @@ public final class IscsiPdu extends AbstractReferenceCounted {
     }
 
     public int dataSegmentLength() {
-        return bhs.getMedium(5);
+        return bhs.getUnsignedMedium(5);
     }
 
     public long lun() {

@@ -58,7 +58,7 @@ public final class IscsiPduDecoder extends ByteToMessageDecoder {
                     in.getByte(start) & 0xff));
         }
         int ahsLen = (in.getByte(start + 4) & 0xff) * 4;
-        int dataLen = in.getMedium(start + 5);
+        int dataLen = in.getUnsignedMedium(start + 5);
         if (dataLen > maxDataSegmentLength) {
             throw new IscsiProtocolException("DataSegmentLength " + dataLen
                     + " exceeds MaxRecvDataSegmentLength " + maxDataSegmentLength);

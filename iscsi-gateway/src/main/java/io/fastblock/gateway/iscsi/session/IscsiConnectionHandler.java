@@ -132,7 +132,11 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOG.warn("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        if (cause instanceof java.io.IOException) {
+            LOG.warn("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        } else {
+            LOG.error("connection {}: bug in the iSCSI layer, closing", ctx.channel().remoteAddress(), cause);
+        }
         ctx.close();
     }
 
@@ -167,6 +171,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         tasks.clear();
         r2ts.clear();
         if (fullFeature) {
+            LOG.info("session tsih={} of {} ended", tsih, login.initiatorName());
             registry.remove(tsih);
             if (targetName != null) {
                 units.release(targetName);
@@ -235,9 +240,12 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         login.process(req).whenCompleteAsync((reply, err) -> {
             loginPending = false;
             if (closed) {
-                // The connection went away while the target was being opened.
+                // The connection went away while the target was being opened or the session registered.
                 if (login.device() != null) {
                     units.discard(login.targetName(), login.device());
+                }
+                if (reply != null && reply.fullFeature()) {
+                    registry.remove(reply.tsih());
                 }
                 return;
             }
@@ -934,6 +942,9 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                 result = ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);
             }
             if (t.aborted || closed) {
+                // Closing (logout, a fatal PDU) may precede channelInactive: the task must leave
+                // the table now or channelInactive would release it a second time.
+                tasks.remove(t.itt, t);
                 result.dataIn().release();
                 t.release();
                 if (t.afterAbort != null) {
