@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>Durability bookkeeping (DESIGN "Head/middle after power loss"): a chunk is recorded in
  * {@link DirtyChunks} before its first write after a checkpoint; every {@code flushInterval}
  * the store forces the dirty chunks and records the new checkpoint, with the highest sequence
- * forced per chunk. Close forces everything and records a clean shutdown. Opening after an
+ * forced per chunk; a chunk leaves the record once it was forced after a whole interval without
+ * writes (so a chunk written steadily costs one record save, not one per interval). Close forces everything and records a clean shutdown. Opening after an
  * unclean shutdown rebuilds the checksums of every chunk that was dirty (data and sidecar may
  * be torn apart); if the machine rebooted since (power loss: the page cache is gone, which the
  * record's boot id tells) it also holds those chunks in resync: reads of them fail with
@@ -62,6 +63,8 @@ public final class ChunkStore implements Closeable {
         volatile long latestSequence;
         /** Recorded bound on the bytes written; raised (durably) in {@link #END_STEP} steps before a write passes it. */
         volatile long end;
+        /** {@link #writes} at the previous checkpoint: a chunk leaves the record only after a whole idle interval. */
+        volatile long writesAtLastFlush = -1;
 
         Tracked(int groupId, long forcedSequence, long end) {
             this.groupId = groupId;
@@ -662,11 +665,15 @@ public final class ChunkStore implements Closeable {
                     if (r == null || t == null || resyncing.containsKey(c)) {
                         continue;
                     }
-                    if (t.writes == r[0]) {
+                    if (t.writes == r[0] && r[0] == t.writesAtLastFlush) {
+                        // Idle for a whole interval and forced: clean.
                         dirty.remove(c);
                         forced.put(c, r[1]);
                     } else {
+                        // Still being written: it stays recorded (forced up to r[1]), so its next write
+                        // costs no record save; a power loss then resyncs at most a little more.
                         t.forcedSequence = Math.max(t.forcedSequence, r[1]);
+                        t.writesAtLastFlush = r[0];
                     }
                 }
                 record.save(false, entries());

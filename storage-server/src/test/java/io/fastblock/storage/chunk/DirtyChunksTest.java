@@ -76,7 +76,9 @@ class DirtyChunksTest {
         ChunkStore store = new ChunkStore(dir, 2, disk, NEVER);
         store.writeAsync(7, 100, a, 0, Unpooled.wrappedBuffer(new byte[]{1})).get(10, TimeUnit.SECONDS);
         store.flush();
-        assertEquals(0, store.dirtyCount());
+        assertEquals(1, store.dirtyCount(), "written during the interval: forced but still recorded");
+        store.flush();
+        assertEquals(0, store.dirtyCount(), "idle for a whole interval: clean");
         store.writeAsync(7, 105, a, 1, Unpooled.wrappedBuffer(new byte[]{2})).get(10, TimeUnit.SECONDS);
         store.writeAsync(8, 9, b, 0, Unpooled.wrappedBuffer(new byte[]{3})).get(10, TimeUnit.SECONDS);
         disk.powerLoss(FaultInjectingFileIo.Tear.NONE);

@@ -174,6 +174,7 @@ class IntegrityTest {
         writeAll(1, clean, 0, base);
         writeAll(2, hot, 0, base);
         a.flush();
+        a.flush(); // a second checkpoint with no writes between: both chunks are clean
         byte[] later = random(50_000, 4);
         writeAll(3, hot, 100_000, later);
         writeAll(4, hot, 290_000, random(40_000, 5)); // extends the chunk past its forced size
