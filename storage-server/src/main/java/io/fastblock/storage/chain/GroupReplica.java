@@ -193,13 +193,16 @@ final class GroupReplica {
 
     // ---------------------------------------------------------------- writes
 
-    /** Admits a write in arrival order; the future completes with the answer for the sender. */
-    CompletableFuture<StorageResponse> write(WriteRequest w) {
+    /**
+     * Admits a write in arrival order; the future completes with the answer for the sender.
+     * {@code role[0]} is set to the role the write was applied in (for metrics).
+     */
+    CompletableFuture<StorageResponse> write(WriteRequest w, String[] role) {
         ctx.metrics().writesReceived.increment();
-        return admission.submit(() -> admit(w)).thenCompose(answer -> answer);
+        return admission.submit(() -> admit(w, role)).thenCompose(answer -> answer);
     }
 
-    private CompletableFuture<CompletableFuture<StorageResponse>> admit(WriteRequest w) {
+    private CompletableFuture<CompletableFuture<StorageResponse>> admit(WriteRequest w, String[] role) {
         long version = w.chain().chainVersion();
         return ensureView(version).thenCompose(ignored -> {
             ChainPosition pos;
@@ -215,10 +218,10 @@ final class GroupReplica {
             }
             String successor = pos.successor();
             if (successor == null) {
-                return CompletableFuture.completedFuture(order(w, version, false));
+                return CompletableFuture.completedFuture(order(w, version, false, role));
             }
             return ctx.downstream().prepare(successor).thenCompose(v -> reserve(w.length()))
-                    .thenApply(v -> order(w, version, true));
+                    .thenApply(v -> order(w, version, true, role));
         });
     }
 
@@ -258,7 +261,7 @@ final class GroupReplica {
      * The ordering point. Takes ownership of the write's data unless it throws (then nothing was
      * touched and a reservation made for it is returned).
      */
-    private synchronized CompletableFuture<StorageResponse> order(WriteRequest w, long version, boolean reserved) {
+    private synchronized CompletableFuture<StorageResponse> order(WriteRequest w, long version, boolean reserved, String[] role) {
         String successor = position.successor();
         if (view.chainVersion() != version || (successor != null) != reserved) {
             if (reserved) {
@@ -269,6 +272,7 @@ final class GroupReplica {
                     + " changed while the write waited");
         }
         ChainPosition pos = position;
+        role[0] = pos.role().metricName();
         long sequence = pos.head() ? ctx.clock().next() : w.sequence();
         if (!pos.head()) {
             ctx.clock().observe(sequence);

@@ -146,10 +146,10 @@ public final class ReplicaService implements AutoCloseable {
         }
         long started = System.nanoTime();
         GroupReplica replica = replica(w.chain().groupId());
-        String role = replica.position().role().metricName();
+        String[] role = {"none"};
         CompletableFuture<StorageResponse> result;
         try {
-            result = replica.write(w);
+            result = replica.write(w, role);
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
@@ -162,8 +162,8 @@ public final class ReplicaService implements AutoCloseable {
             if (resp.isOk()) {
                 metrics.writes.increment();
                 metrics.bytesWritten.increment(length);
-                ctx.metrics().latency("write", role).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
-                ctx.metrics().bytes("write", role).record(length);
+                ctx.metrics().latency("write", role[0]).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                ctx.metrics().bytes("write", role[0]).record(length);
             }
             return resp;
         });
@@ -215,6 +215,7 @@ public final class ReplicaService implements AutoCloseable {
     }
 
     private CompletableFuture<StorageResponse> chunkList(ChunkListRequest l, ByteBufAllocator alloc) {
+        long started = System.nanoTime();
         GroupReplica replica = replica(l.chain().groupId());
         return replica.ensureView(l.chain().chainVersion()).thenApplyAsync(v -> {
             replica.admitCopySource(l.chain().chainVersion());
@@ -223,7 +224,7 @@ public final class ReplicaService implements AutoCloseable {
                 // The log may reach beyond the chunk file: the recorded bound covers both.
                 entries.add(new ChunkListing.Entry(c, Math.max(ctx.storage().length(c), ctx.chunks().bound(c))));
             }
-            ctx.metrics().latency("chunk_list", "tail").record(0, TimeUnit.NANOSECONDS);
+            ctx.metrics().latency("chunk_list", "tail").record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
             return StorageResponse.ok(l.requestId(), OpCode.CHUNK_LIST, new ChunkListing(entries).encode(alloc));
         }, ctx.blocking()).exceptionally(err -> failure(l.requestId(), OpCode.CHUNK_LIST, err));
     }

@@ -353,6 +353,18 @@ class ChainCrashIT {
             System.out.printf("chain crash test (" + layout.flag() + "): %.1f s, %d kills, %d acknowledged writes (%d retries), %d block reads verified"
                     + " on %d replicas, %d mismatches%n", (System.nanoTime() - started) / 1e9, kills, writes, retries, verified,
                     g.members().size(), mismatches);
+            long copied = 0;
+            int catchUps = 0;
+            java.util.regex.Pattern line = java.util.regex.Pattern.compile("caught up from \\S+ \\((\\d+) bytes copied");
+            for (String n : NODES) {
+                java.util.regex.Matcher m = line.matcher(Files.readString(dir.resolve(n + ".log")));
+                while (m.find()) {
+                    copied += Long.parseLong(m.group(1));
+                    catchUps++;
+                }
+            }
+            System.out.printf("catch-up: %d completed, %d bytes copied in all%n", catchUps, copied);
+            assertEquals(kills, catchUps, "every killed node caught up once");
             assertEquals(0, mismatches, "acknowledged writes lost or stale: " + firstMismatches);
             assertEquals(3, g.members().size());
             assertTrue(kills >= 3, "head, middle and tail were each killed at least once: " + kills);

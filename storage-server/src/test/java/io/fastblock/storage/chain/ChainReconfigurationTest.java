@@ -88,6 +88,13 @@ abstract class ChainReconfigurationTest {
         } else {
             assertEquals(12288, b.chunks.sizeOf(CHUNK), "and also writes its chunk file in place");
         }
+        assertTrue(a.chainMetrics.latency("write", "head").count() >= 3, "head write latencies are recorded");
+        // a resent its unacknowledged write with the new version although its successor stayed b:
+        // b answered it as tail without applying it again, then took the new write as tail.
+        assertEquals(1.0, b.chainMetrics.duplicatesSkipped.count());
+        assertEquals(2, b.chainMetrics.latency("write", "tail").count());
+        assertEquals(8192.0, b.chainMetrics.bytes("write", "tail").totalAmount());
+        assertTrue(b.chainMetrics.reconfigurations.count() >= 1);
         for (InMemoryChain.Node n : List.of(a, b)) {
             assertArrayEquals(bytes(1, 4096), n.read(G, 2, CHUNK, 0, 4096));
             assertArrayEquals(bytes(2, 4096), n.read(G, 2, CHUNK, 4096, 4096));
@@ -177,6 +184,7 @@ abstract class ChainReconfigurationTest {
         }
         assertTrue(chain.caughtUp.contains(G + "/d"), "d announced it caught up");
         assertTrue(d.chainMetrics.catchUpBytes.count() > 0);
+        assertTrue(b.chainMetrics.latency("copy_read", "tail").count() > 0, "the tail timed the copy reads it served");
         StorageResponse noReads = d.call(new ReadRequest(1, new ChainAddress(G, 3, 1), CHUNK, 0, 10));
         assertEquals(Status.NOT_MEMBER, noReads.status());
         assertTrue(noReads.message().contains("joining"), noReads.message());
@@ -203,5 +211,45 @@ abstract class ChainReconfigurationTest {
         assertEquals(64, chain.stalledRequests.size(), "nothing beyond the bound was forwarded");
         assertTrue(a.chainMetrics.sentListFull.count() >= 1);
         pending.forEach(f -> assertFalse(f.isDone()));
+    }
+
+    @Test
+    void writesWaitingOnADeadJoiningNodeCompleteWhenItIsRemoved() throws Exception {
+        chain.publish(new GroupRecord(G, 2, List.of("a", "b"), "c"), true);
+        chain.down.add("c");
+        CompletableFuture<StorageResponse> pending = a.send(write(G, 2, CHUNK, 0, bytes(1, 4096)));
+        StorageResponse r = pendingThen(pending, () -> chain.publish(new GroupRecord(G, 3, List.of("a", "b")), true));
+        ok(r);
+        assertArrayEquals(bytes(1, 4096), b.read(G, 3, CHUNK, 0, 4096));
+    }
+
+    @Test
+    void catchUpRestartsFromTheNewTailWhenTheTailFailsMeanwhile() throws Exception {
+        chain.publish(new GroupRecord(G, 2, List.of("a", "b")), true);
+        byte[] ref = new byte[64 * 1024];
+        for (int i = 0; i < 16; i++) {
+            byte[] d = bytes(300 + i, 4096);
+            System.arraycopy(d, 0, ref, i * 4096, 4096);
+            ok(a.call(write(G, 2, CHUNK, i * 4096L, d)));
+        }
+        // d joins but its tail b dies before d has copied anything.
+        chain.down.add("b");
+        InMemoryChain.Node d = chain.add("d", dir.resolve("d"));
+        chain.publish(new GroupRecord(G, 3, List.of("a", "b"), "d"), true);
+        Thread.sleep(100);
+        assertFalse(chain.caughtUp.contains(G + "/d"));
+        chain.publish(new GroupRecord(G, 4, List.of("a"), "d"), true);
+        byte[] more = bytes(400, 4096);
+        System.arraycopy(more, 0, ref, 8192, 4096);
+        ok(a.call(write(G, 4, CHUNK, 8192, more)));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!chain.caughtUp.contains(G + "/d") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(chain.caughtUp.contains(G + "/d"), "d caught up from the new tail a");
+        chain.publish(new GroupRecord(G, 5, List.of("a", "d")), true);
+        for (InMemoryChain.Node n : List.of(a, d)) {
+            assertArrayEquals(ref, n.read(G, 5, CHUNK, 0, ref.length), "replica " + n.id);
+        }
     }
 }
