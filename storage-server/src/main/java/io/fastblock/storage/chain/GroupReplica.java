@@ -444,8 +444,9 @@ final class GroupReplica {
             if (nowNanos - w.createdNanos > limit) {
                 ctx.metrics().ackTimeouts.increment();
                 String why = w.lastError != null ? ": " + w.lastError.message() : "";
+                String who = w.successor != null ? w.successor : String.valueOf(position.successor());
                 finish(w, error(w.lastError != null ? w.lastError.status() : Status.IO_ERROR, "node " + ctx.nodeId()
-                        + ": successor " + w.successor + " did not acknowledge within " + ctx.limits().ackTimeoutMillis()
+                        + ": successor " + who + " did not acknowledge within " + ctx.limits().ackTimeoutMillis()
                         + " ms" + why));
             }
         }
