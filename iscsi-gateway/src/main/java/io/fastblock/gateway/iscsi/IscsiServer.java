@@ -122,6 +122,11 @@ public final class IscsiServer implements AutoCloseable {
         return registry.size();
     }
 
+    /** PDUs received (decoded) on all connections since start. */
+    public long pdusReceived() {
+        return portal.pdusReceived();
+    }
+
     /** The live sessions by TSIH, for diagnostics. */
     public String sessions() {
         return registry.toString();

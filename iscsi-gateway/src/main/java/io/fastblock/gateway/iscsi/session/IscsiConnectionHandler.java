@@ -116,6 +116,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         IscsiPdu pdu = (IscsiPdu) msg;
         lastReceivedNanos = System.nanoTime();
+        portal.countPdu();
         try {
             if (closed) {
                 return;

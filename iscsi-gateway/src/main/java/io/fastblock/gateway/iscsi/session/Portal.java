@@ -23,6 +23,7 @@ public final class Portal {
     final IscsiSettings settings;
     private final Set<IscsiConnectionHandler> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger headerDigestSessions = new AtomicInteger();
+    private final java.util.concurrent.atomic.LongAdder pdusReceived = new java.util.concurrent.atomic.LongAdder();
 
     public Portal(TargetCatalog catalog, SessionRegistry registry, LogicalUnits units, Supplier<String> address,
                   int queueDepth, IscsiSettings settings) {
@@ -49,6 +50,15 @@ public final class Portal {
 
     public List<IscsiConnectionHandler> connections() {
         return List.copyOf(connections);
+    }
+
+    void countPdu() {
+        pdusReceived.increment();
+    }
+
+    /** PDUs decoded from all connections since the portal started. */
+    public long pdusReceived() {
+        return pdusReceived.sum();
     }
 
     void countHeaderDigestSession() {

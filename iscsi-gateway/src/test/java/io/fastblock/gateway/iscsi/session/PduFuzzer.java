@@ -34,27 +34,32 @@ final class PduFuzzer {
         return random;
     }
 
-    Wire next() {
+    /**
+     * The next PDU. With {@code breakFraming} false the mutations never touch what frames the
+     * stream (opcode, AHS length, data length), so the connection lives long enough for the
+     * fuzzing to reach deep session states; with true they may.
+     */
+    Wire next(boolean breakFraming) {
         int pick = random.nextInt(100);
         Wire w;
-        if (pick < 45) {
+        if (pick < 47) {
             w = scsi();
-        } else if (pick < 60) {
+        } else if (pick < 63) {
             w = dataOut();
-        } else if (pick < 70) {
+        } else if (pick < 74) {
             w = text();
-        } else if (pick < 78) {
+        } else if (pick < 83) {
             w = nop();
-        } else if (pick < 86) {
-            w = tmf();
         } else if (pick < 92) {
+            w = tmf();
+        } else if (pick < 98) {
             w = login();
-        } else if (pick < 95) {
+        } else if (pick < 99 || !breakFraming) {
             w = logout();
         } else {
             w = raw();
         }
-        return mutate(w);
+        return mutate(w, breakFraming);
     }
 
     private ByteBuffer header(int opcode, boolean immediate, int flags) {
@@ -166,12 +171,12 @@ final class PduFuzzer {
     }
 
     /** 0 to 3 mutations; each picks a header byte, a field or the data. */
-    private Wire mutate(Wire w) {
+    private Wire mutate(Wire w, boolean breakFraming) {
         byte[] h = w.bhs().clone();
         byte[] d = w.data();
         int n = random.nextInt(4);
         for (int i = 0; i < n; i++) {
-            int what = random.nextInt(100);
+            int what = random.nextInt(breakFraming ? 100 : 88);
             if (what < 40) {
                 int at = 8 + random.nextInt(40); // LUN, tags, sequence numbers, CDB
                 h[at] ^= (byte) (1 << random.nextInt(8));
