@@ -72,6 +72,7 @@ public final class NameNodeApi {
                 .add("DELETE", "/v1/volumes/{name}/exports/{initiator}",
                         guarded(r -> deleteExport(r.param("name"), r.param("initiator"))))
                 .add("POST", "/v1/volumes/{name}/lease", guarded(this::lease))
+                .add("GET", "/v1/volumes/{name}/lease", guarded(r -> currentLease(r.param("name"))))
                 .add("GET", "/v1/gateway/access", guarded(this::access))
                 .add("GET", "/v1/nodes", guarded(r -> ApiResponse.ok(new Views.NodeList(Views.nodes(s.nodes().all())))))
                 .add("POST", "/v1/nodes/{id}/drain", guarded(r -> drain(r.param("id"))))
@@ -229,6 +230,14 @@ public final class NameNodeApi {
         LeaseRecord lease = s.leases().acquire(v.id(), v.name(), gateway, ttl, settings.clockMillis().getAsLong(),
                 renew);
         return ApiResponse.ok(Views.lease(lease, ttl));
+    }
+
+    /** The lease as it stands, without taking it: epoch 0 and no holder when none was ever taken. */
+    private ApiResponse currentLease(String name) {
+        VolumeRecord v = existing(name);
+        long ttl = settings.leaseTtl().toMillis();
+        return ApiResponse.ok(s.leases().get(v.id()).map(l -> Views.lease(l, ttl))
+                .orElse(new Views.Lease(v.name(), v.id(), null, 0, null, ttl)));
     }
 
     private ApiResponse drain(String id) {

@@ -229,6 +229,9 @@ class ExportsLeasesAndCreateTest {
     @Test
     void leaseIsRenewedByItsHolderAndMovesWithAHigherEpoch() throws Exception {
         assertEquals(201, http.post("/v1/volumes", "{\"name\":\"v1\",\"size\":\"1G\"}").status());
+        JsonNode none = http.get("/v1/volumes/v1/lease").json();
+        assertEquals(0, none.get("epoch").asLong());
+        assertTrue(none.get("holder").isNull());
         JsonNode a = http.post("/v1/volumes/v1/lease", "{\"gateway\":\"gw-a\"}").json();
         assertEquals("gw-a", a.get("holder").asText());
         assertEquals(1, a.get("epoch").asLong());
@@ -241,6 +244,7 @@ class ExportsLeasesAndCreateTest {
 
         // Live migration: the other gateway writes, the lease moves, the epoch grows.
         JsonNode b = http.post("/v1/volumes/v1/lease", "{\"gateway\":\"gw-b\"}").json();
+        assertEquals(b, http.get("/v1/volumes/v1/lease").json(), "GET shows the lease without taking it");
         assertEquals("gw-b", b.get("holder").asText());
         assertEquals(2, b.get("epoch").asLong());
         // The old holder's renewal is refused: it never takes the lease back by renewing.
