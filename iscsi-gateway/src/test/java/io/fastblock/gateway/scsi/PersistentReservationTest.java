@@ -43,7 +43,7 @@ class PersistentReservationTest {
     }
 
     ScsiResult run(ScsiNexus n, ByteBuf cdb, ByteBuf out) {
-        return lu.execute(0, cdb, out, n, ByteBufAllocator.DEFAULT).join();
+        return ResultTracker.owned(lu.execute(0, cdb, out, n, ByteBufAllocator.DEFAULT).join());
     }
 
     static ByteBuf cdb(int... bytes) {

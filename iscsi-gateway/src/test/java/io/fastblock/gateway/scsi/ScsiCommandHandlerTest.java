@@ -55,7 +55,7 @@ class ScsiCommandHandlerTest {
     }
 
     ScsiResult run(long lun, ByteBuf cdb, ByteBuf out) {
-        return scsi.execute(lun, cdb, out, nexus, ByteBufAllocator.DEFAULT).join();
+        return ResultTracker.owned(scsi.execute(lun, cdb, out, nexus, ByteBufAllocator.DEFAULT).join());
     }
 
     static byte[] bytes(ScsiResult r) {
@@ -129,8 +129,8 @@ class ScsiCommandHandlerTest {
         assertEquals(IQN, new String(d, name + 4, IQN.length(), StandardCharsets.UTF_8));
         // the same volume gives the same bytes on another gateway
         ScsiCommandHandler other = new ScsiCommandHandler(device, IQN);
-        byte[] again = ByteBufUtil.getBytes(other.execute(0, cdb(0x12, 1, 0x83, 0, 255), null, nexus,
-                ByteBufAllocator.DEFAULT).join().dataIn());
+        byte[] again = bytes(other.execute(0, cdb(0x12, 1, 0x83, 0, 255), null, nexus,
+                ByteBufAllocator.DEFAULT).join());
         assertArrayEquals(d, again);
     }
 

@@ -61,7 +61,7 @@ class ScsiThinAndAtomicTest {
     }
 
     ScsiResult run(ByteBuf cdb, byte[] out) {
-        return submit(cdb, out).join();
+        return ResultTracker.owned(submit(cdb, out).join());
     }
 
     static byte[] bytes(ScsiResult r) {

@@ -936,27 +936,40 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         t.executing = true;
         ByteBufAllocator alloc = ctx.alloc();
-        scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenCompleteAsync((result, err) -> {
-            t.executing = false;
-            if (err != null) {
-                LOG.error("SCSI command failed unexpectedly", err);
-                result = ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);
-            }
-            if (t.aborted || closed) {
-                // Closing (logout, a fatal PDU) may precede channelInactive: the task must leave
-                // the table now or channelInactive would release it a second time.
-                tasks.remove(t.itt, t);
-                result.dataIn().release();
-                t.release();
-                if (t.afterAbort != null) {
-                    t.afterAbort.run();
+        scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenComplete((result, err) -> {
+            try {
+                ctx.executor().execute(() -> completed(t, result, err));
+            } catch (java.util.concurrent.RejectedExecutionException loopGone) {
+                // The gateway shut down while the device was busy: nobody to answer, free what we hold.
+                if (result != null) {
+                    result.dataIn().release();
                 }
-                return;
+                t.release();
             }
+        });
+    }
+
+    private void completed(ScsiTask t, ScsiResult outcome, Throwable err) {
+        ScsiResult result = outcome;
+        t.executing = false;
+        if (err != null) {
+            LOG.error("SCSI command failed unexpectedly", err);
+            result = ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);
+        }
+        if (t.aborted || closed) {
+            // Closing (logout, a fatal PDU) may precede channelInactive: the task must leave
+            // the table now or channelInactive would release it a second time.
             tasks.remove(t.itt, t);
-            respond(t, result);
+            result.dataIn().release();
             t.release();
-        }, ctx.executor());
+            if (t.afterAbort != null) {
+                t.afterAbort.run();
+            }
+            return;
+        }
+        tasks.remove(t.itt, t);
+        respond(t, result);
+        t.release();
     }
 
     /** Sends Data-In (with status collapsed into the last one when GOOD) or a SCSI Response. */
