@@ -187,6 +187,8 @@ public final class ScsiCommandHandler {
                 case 0x16 -> done(reservations.reserve6(nexus)); // RESERVE(6)
                 case 0x17 -> done(reservations.release6(nexus)); // RELEASE(6)
                 case 0x1E -> done(ScsiResult.good()); // PREVENT ALLOW MEDIUM REMOVAL: fixed disk, nothing to lock
+                case 0x37 -> done(readDefectData(cdb, false, alloc));
+                case 0xB7 -> done(readDefectData(cdb, true, alloc));
                 case 0x89 -> compareAndWrite(cdb, dataOut, alloc);
                 case 0x8B -> (cdb.getByte(1) & 0xe0) == 0 ? orWrite(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut, alloc)
                         : invalidField();
@@ -207,7 +209,8 @@ public final class ScsiCommandHandler {
         return switch (op) {
             case 0x12, 0xA0, 0x03, 0x00, 0x25, 0x5E, 0x5F, 0x17, 0xA3 -> Reservations.Access.ALWAYS;
             case 0x9E -> (cdb.getByte(1) & 0x1f) == 0x10 ? Reservations.Access.ALWAYS : Reservations.Access.READ;
-            case 0x08, 0x28, 0xA8, 0x88, 0x2F, 0xAF, 0x8F, 0x34, 0x90, 0x1A, 0x5A -> Reservations.Access.READ;
+            case 0x08, 0x28, 0xA8, 0x88, 0x2F, 0xAF, 0x8F, 0x34, 0x90, 0x1A, 0x5A, 0x37, 0xB7 ->
+                    Reservations.Access.READ;
             default -> Reservations.Access.WRITE;
         };
     }
@@ -472,6 +475,23 @@ public final class ScsiCommandHandler {
             out.setInt(0, out.readableBytes() - 4);
             return ScsiResult.good(out);
         });
+    }
+
+    /**
+     * READ DEFECT DATA (10/12): a volume has no media defects, so both lists are empty; the header
+     * echoes the lists and format asked for.
+     */
+    private static ScsiResult readDefectData(ByteBuf cdb, boolean twelve, ByteBufAllocator alloc) {
+        int flags = cdb.getUnsignedByte(twelve ? 1 : 2) & 0x1f;
+        long allocLen = twelve ? cdb.getUnsignedInt(6) : cdb.getUnsignedShort(7);
+        ByteBuf out = alloc.buffer(8);
+        out.writeByte(0).writeByte(flags);
+        if (twelve) {
+            out.writeShort(0).writeInt(0); // GENERATION CODE, DEFECT LIST LENGTH
+        } else {
+            out.writeShort(0); // DEFECT LIST LENGTH
+        }
+        return ScsiResult.good(truncate(out, allocLen));
     }
 
     private ScsiResult persistentReserveOut(ByteBuf cdb, ByteBuf params, ScsiNexus nexus) {

@@ -42,6 +42,7 @@ final class SupportedOpcodes {
             new Command(0x2F, -1, new int[] {0x2F, 0x16, FF, FF, FF, FF, 0, FF, FF, 0}),
             new Command(0x34, -1, new int[] {0x34, 0, FF, FF, FF, FF, 0, FF, FF, 0}),
             new Command(0x35, -1, new int[] {0x35, 0, FF, FF, FF, FF, 0, FF, FF, 0}),
+            new Command(0x37, -1, new int[] {0x37, 0, 0x1f, 0, 0, 0, 0, FF, FF, 0}),
             new Command(0x41, -1, new int[] {0x41, 0, FF, FF, FF, FF, 0, FF, FF, 0}),
             new Command(0x5A, -1, new int[] {0x5A, 0x08, FF, FF, 0, 0, 0, FF, FF, 0}),
             new Command(0x5E, 0x00, new int[] {0x5E, 0x1f, 0, 0, 0, 0, 0, FF, FF, 0}),
@@ -70,7 +71,8 @@ final class SupportedOpcodes {
             new Command(0xA8, -1, new int[] {0xA8, 0x18, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0xAA, -1, new int[] {0xAA, 0x18, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0xAE, -1, new int[] {0xAE, 0x12, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
-            new Command(0xAF, -1, new int[] {0xAF, 0x16, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}));
+            new Command(0xAF, -1, new int[] {0xAF, 0x16, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
+            new Command(0xB7, -1, new int[] {0xB7, 0x1f, 0, 0, 0, 0, FF, FF, FF, FF, 0, 0}));
 
     /** The commands a LU serves: the thin-provisioning ones only when it is thin. */
     static List<Command> commands(boolean thin) {

@@ -351,4 +351,13 @@ class ScsiCommandHandlerTest {
         assertEquals(all.length - 4, len);
         assertEquals(SupportedOpcodes.COMMANDS.size() * 8, len);
     }
+
+    @Test
+    void readDefectDataReportsEmptyLists() {
+        byte[] d10 = bytes(run(cdb(0x37, 0, 0x18 | 0x05, 0, 0, 0, 0, 0, 255, 0)));
+        assertArrayEquals(new byte[] {0, 0x1D, 0, 0}, d10, "PLIST+GLIST, format echoed, no defects");
+        byte[] d12 = bytes(run(cdb(0xB7, 0x08 | 0x04, 0, 0, 0, 0, 0, 0, 0, 32)));
+        assertArrayEquals(new byte[] {0, 0x0C, 0, 0, 0, 0, 0, 0}, d12);
+        assertEquals(2, bytes(run(cdb(0x37, 0, 0x18, 0, 0, 0, 0, 0, 2, 0))).length, "allocation length honoured");
+    }
 }
