@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class IscsiConformanceIT {
     static final String IQN = "iqn.2026-11.io.fastblock:conformance";
     /** What the gateway reached when this test was written; raise it when more tests pass. */
-    static final int PASSED_AT_LEAST = 185;
+    static final int PASSED_AT_LEAST = 187;
     static final int TIME_LIMIT_SECONDS = 240;
 
     @TempDir
