@@ -42,7 +42,8 @@ public final class NameNode implements AutoCloseable {
     private static final int SESSION_TIMEOUT_MS = 6_000; // a crashed leader is replaced within about this long
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private static final int CONNECT_WAIT_S = 30;
-    private static final int ELECTION_WAIT_S = 10;
+    /** Covers a crashed predecessor's latch node expiring (the ZooKeeper session timeout) and then some. */
+    private static final int ELECTION_WAIT_S = 30;
 
     private final NameNodeConfig config;
     private final EmbeddedZooKeeper embeddedZk;
@@ -117,8 +118,10 @@ public final class NameNode implements AutoCloseable {
             String myUrl = config.advertiseUrl().isEmpty()
                     ? (tls == null ? "http" : "https") + "://" + config.listenHost() + ":" + api.port()
                     : config.advertiseUrl();
-            Leadership leadership = new Leadership(curator, myUrl,
-                    () -> LeaderServices.start(curator, groups, nodes, config));
+            Leadership leadership = new Leadership(curator, myUrl, () -> {
+                placement.forgetCounts(); // another leader may have allocated meanwhile: learn them afresh
+                return LeaderServices.start(curator, groups, nodes, config);
+            });
             elected.set(leadership);
             started.push(leadership);
             leadership.start();

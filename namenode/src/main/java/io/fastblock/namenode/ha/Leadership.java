@@ -97,11 +97,22 @@ public final class Leadership implements LeaderView, AutoCloseable {
         return latch.hasLeadership();
     }
 
+    /**
+     * The leader's URL. A leader entry with this namenode's own URL while this namenode does not
+     * lead is the latch node of a predecessor that crashed (same address, session not yet expired):
+     * no leader is known until ZooKeeper expires it, rather than a redirect to ourselves.
+     */
     @Override
     public Optional<String> leaderUrl() {
         try {
             Participant p = latch.getLeader();
-            return p.isLeader() && !p.getId().isEmpty() ? Optional.of(p.getId()) : Optional.empty();
+            if (!p.isLeader() || p.getId().isEmpty()) {
+                return Optional.empty();
+            }
+            if (p.getId().equals(myUrl) && !latch.hasLeadership()) {
+                return Optional.empty();
+            }
+            return Optional.of(p.getId());
         } catch (Exception e) {
             return Optional.empty(); // ZooKeeper unreachable: no leader known
         }
