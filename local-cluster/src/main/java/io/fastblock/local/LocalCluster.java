@@ -157,6 +157,11 @@ public final class LocalCluster implements AutoCloseable {
         if (r.status() != 201 && r.status() != 409) {
             throw new IOException("could not create the demo volume: HTTP " + r.status() + " " + r.body());
         }
+        // A volume with no export is reachable by nobody; the demo volume is open to any initiator.
+        NamenodeAdmin.Reply export = admin().createOpenExport(config.demoVolume());
+        if (export.status() != 201 && export.status() != 200) {
+            throw new IOException("could not export the demo volume: HTTP " + export.status() + " " + export.body());
+        }
     }
 
     public NamenodeAdmin admin() {

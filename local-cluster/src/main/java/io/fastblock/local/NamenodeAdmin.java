@@ -49,6 +49,14 @@ public final class NamenodeAdmin {
                 : post("/v1/volumes", Map.of("name", name, "size", size, "chunkSize", parseSize(chunkSize)));
     }
 
+    /**
+     * Exports the volume to any initiator without CHAP (what a one-machine demo cluster wants);
+     * 201 when created, 200 when it existed.
+     */
+    public Reply createOpenExport(String volume) throws IOException, InterruptedException {
+        return post("/v1/volumes/" + volume + "/exports", Map.of("initiator", "*", "chap", "none"));
+    }
+
     private Reply send(HttpRequest.Builder b) throws IOException, InterruptedException {
         HttpResponse<byte[]> r = http.send(b.timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofByteArray());

@@ -117,6 +117,14 @@ public final class ChunkMapCache {
         }
     }
 
+    /**
+     * Forgets every cached answer: after the write lease moved, another gateway may have allocated
+     * chunks or seen chains change, so nothing cached here is trusted any more.
+     */
+    public void clear() {
+        entries.clear();
+    }
+
     /** Number of chunks with a cached answer (allocated or not); for tests and metrics. */
     public int size() {
         return entries.size();

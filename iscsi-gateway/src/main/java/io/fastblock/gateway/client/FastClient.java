@@ -1,6 +1,7 @@
 package io.fastblock.gateway.client;
 
 import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.iscsi.TargetAccess;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.scsi.BlockDevice;
 import io.fastblock.gateway.scsi.DeviceException;
@@ -11,6 +12,8 @@ import io.netty.buffer.PooledByteBufAllocator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * The gateway's FAST client: the catalog of targets (one per volume) and the factory of open
@@ -21,6 +24,9 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     private final MeterRegistry registry;
     private final NamenodeClient namenode;
     private final StorageClient storage;
+    private final String gatewayId;
+    private final ScheduledExecutorService leaseTimer = Executors.newSingleThreadScheduledExecutor(
+            NamenodeClient.daemonThreads("lease-renewal"));
 
     public FastClient(GatewayConfig config) {
         this(config, new SimpleMeterRegistry(), ClientSettings.defaults());
@@ -35,6 +41,39 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         this.registry = registry;
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
+        this.gatewayId = gatewayIdOf(config.portalAddress());
+    }
+
+    /** This gateway's id in write leases: its portal address, which is unique per gateway. */
+    static String gatewayIdOf(String portal) {
+        String id = "gw-" + portal.replaceAll("[^A-Za-z0-9._:-]", "-");
+        return id.length() > 128 ? id.substring(0, 128) : id;
+    }
+
+    public String gatewayId() {
+        return gatewayId;
+    }
+
+    /**
+     * The namenode's export records decide: the initiator's own export, else an open ("*") one;
+     * none means no login. An unreachable namenode fails the future (the login layer answers
+     * "service unavailable" rather than refusing for good).
+     */
+    @Override
+    public CompletableFuture<TargetAccess> access(String targetName, String initiatorName) {
+        return namenode.access(targetName, initiatorName).handle((a, err) -> {
+            if (err != null) {
+                throw unavailable("cannot check access to " + targetName, err);
+            }
+            if (!a.allowed()) {
+                return TargetAccess.DENIED;
+            }
+            if (a.chap() == null) {
+                return TargetAccess.OPEN;
+            }
+            return TargetAccess.chap(new TargetAccess.Chap(a.chap().user(), a.chap().secret(), a.chap().targetUser(),
+                    a.chap().targetSecret()));
+        });
     }
 
     @Override
@@ -68,11 +107,17 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
                 }
                 return;
             }
-            try {
-                result.complete(found.map(this::volume));
-            } catch (RuntimeException e) {
-                result.completeExceptionally(unavailable("cannot open " + targetName, e));
+            if (found.isEmpty()) {
+                result.complete(Optional.empty());
+                return;
             }
+            withKnownEpoch(found.get()).whenComplete((v, e) -> {
+                if (e != null) {
+                    result.completeExceptionally(unavailable("cannot open " + targetName, e));
+                } else {
+                    result.complete(Optional.of(v));
+                }
+            });
         });
         return result;
     }
@@ -83,18 +128,41 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         namenode.volume(name).whenComplete((info, err) -> {
             if (err != null) {
                 result.completeExceptionally(unavailable("cannot open volume " + name, err));
-            } else {
-                result.complete(volume(info));
+                return;
             }
+            withKnownEpoch(info).whenComplete((v, e) -> {
+                if (e != null) {
+                    result.completeExceptionally(unavailable("cannot open volume " + name, e));
+                } else {
+                    result.complete(v);
+                }
+            });
         });
         return result;
     }
 
-    /** A block device for a volume already described by the namenode. */
+    /**
+     * The volume, reading with its current lease epoch (storage servers refuse older ones). A
+     * namenode that cannot tell (an older one without the route) leaves it at 0: the first stale
+     * answer makes the volume ask again.
+     */
+    private CompletableFuture<FastVolume> withKnownEpoch(VolumeInfo info) {
+        FastVolume v = volume(info);
+        return namenode.currentLease(info.name()).handle((lease, err) -> {
+            if (lease != null) {
+                v.leaseEpoch(lease.epoch());
+            }
+            return v;
+        });
+    }
+
+    /** A block device for a volume already described by the namenode; its writes take the volume's write lease. */
     public FastVolume volume(VolumeInfo info) {
         ChunkMapCache cache = new ChunkMapCache(info.name(), namenode, settings.unallocatedTtl());
-        return new FastVolume(info, cache, storage, settings, new ClientMetrics(registry, info.name()),
+        FastVolume v = new FastVolume(info, cache, storage, settings, new ClientMetrics(registry, info.name()),
                 PooledByteBufAllocator.DEFAULT, namenode.executor());
+        v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost));
+        return v;
     }
 
     public NamenodeClient namenode() {
@@ -115,6 +183,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
 
     @Override
     public void close() {
+        leaseTimer.shutdownNow();
         storage.close();
         namenode.close();
     }

@@ -4,6 +4,7 @@ import io.fastblock.gateway.scsi.BlockDevice;
 import io.fastblock.gateway.scsi.DeviceException;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -34,6 +35,7 @@ public final class FastVolume implements BlockDevice {
     private final StreamClassifier writeStreams;
     private volatile long leaseEpoch;
     private volatile boolean closed;
+    private volatile VolumeLease lease;
 
     public FastVolume(VolumeInfo info, ChunkMapCache chunks, StorageTransport storage, ClientSettings settings,
                       ClientMetrics metrics, ByteBufAllocator alloc, Executor retryExecutor) {
@@ -81,13 +83,33 @@ public final class FastVolume implements BlockDevice {
         return chunks;
     }
 
-    /** The lease epoch sent with every request (0 until leases exist). */
+    /** The lease epoch sent with every request (0 until the write lease is taken, and without a lease). */
     public long leaseEpoch() {
         return leaseEpoch;
     }
 
     public void leaseEpoch(long epoch) {
         this.leaseEpoch = epoch;
+    }
+
+    /**
+     * Makes writes take and carry {@code lease}'s epoch. Without a lease (tests of the data path
+     * alone) writes carry {@link #leaseEpoch()} as set.
+     */
+    public void useLease(VolumeLease lease) {
+        this.lease = lease;
+    }
+
+    public VolumeLease lease() {
+        return lease;
+    }
+
+    /**
+     * What the lease's loss does to this volume: the chunk map cached here is dropped (another
+     * gateway writes now). Writes fail FENCED from then on through the lease itself.
+     */
+    public void leaseLost(String reason) {
+        chunks.clear();
     }
 
     @Override
@@ -142,6 +164,37 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
+        VolumeLease l = lease;
+        if (l != null) {
+            // Taken on the first write; held afterwards (a completed future: no extra hop per write).
+            CompletableFuture<Void> result = new CompletableFuture<>();
+            data.retain();
+            l.writeEpoch().whenComplete((epoch, err) -> {
+                if (err != null) {
+                    data.release();
+                    Throwable t = NamenodeClient.unwrap(err);
+                    result.completeExceptionally(t instanceof VolumeLease.LeaseLostException
+                            ? new DeviceException(DeviceException.Reason.FENCED, "volume " + info.name()
+                                    + ": " + t.getMessage(), t)
+                            : Failures.toDeviceException(t));
+                    return;
+                }
+                leaseEpoch = epoch;
+                writeWithEpoch(offset, data, length).whenComplete((ok, failure) -> {
+                    data.release();
+                    if (failure != null) {
+                        result.completeExceptionally(failure);
+                    } else {
+                        result.complete(null);
+                    }
+                });
+            });
+            return result;
+        }
+        return writeWithEpoch(offset, data, length);
+    }
+
+    private CompletableFuture<Void> writeWithEpoch(long offset, ByteBuf data, int length) {
         metrics.classified(false, writeStreams.classify(offset, length));
         List<ChunkSlice> slices = ChunkSlice.split(offset, length, info.chunkSize(), settings.maxRequestBytes());
         @SuppressWarnings("unchecked")
@@ -176,6 +229,20 @@ public final class FastVolume implements BlockDevice {
     @Override
     public void close() {
         closed = true;
+        VolumeLease l = lease;
+        if (l != null) {
+            l.close();
+        }
+    }
+
+    /** A storage server saw a newer lease epoch than ours: the lease moved away from this gateway. */
+    private void staleEpoch(String where) {
+        VolumeLease l = lease;
+        if (l != null && l.state() != VolumeLease.State.NONE) {
+            l.lose("storage rejected epoch " + leaseEpoch + " (" + where + ")");
+        } else {
+            chunks.clear();
+        }
     }
 
     private DeviceException refuse(long offset, long length) {
@@ -225,6 +292,23 @@ public final class FastVolume implements BlockDevice {
                             resp.data().release();
                             action = Failures.actionFor(resp.status());
                             failure = statusFailure("read", s, choice.replica(), resp);
+                            if (resp.status() == Status.STALE_EPOCH) {
+                                VolumeLease l = lease;
+                                if (l != null && l.state() == VolumeLease.State.HELD) {
+                                    staleEpoch("read of chunk " + chunkOf(s)); // the lease moved: no more writes
+                                }
+                                if (l != null && mayRetry(Failures.Action.RETRY, attempt, start)) {
+                                    // Reading needs no lease, only the current epoch: learn it, read again.
+                                    metrics.retry("stale_epoch");
+                                    return l.refreshKnownEpoch().handle((epoch, e2) -> {
+                                        if (epoch != null) {
+                                            leaseEpoch = Math.max(leaseEpoch, epoch);
+                                        }
+                                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, headOnly));
+                                    }).thenCompose(f -> f);
+                                }
+                                staleEpoch("read of chunk " + chunkOf(s));
+                            }
                         }
                         if (!mayRetry(action, attempt, start)) {
                             return CompletableFuture.<ByteBuf>failedFuture(failure);
@@ -258,6 +342,9 @@ public final class FastVolume implements BlockDevice {
                             }
                             action = Failures.actionFor(resp.status());
                             failure = statusFailure("write", s, head, resp);
+                            if (resp.status() == Status.STALE_EPOCH) {
+                                staleEpoch("write of chunk " + chunkOf(s));
+                            }
                         } else {
                             Throwable t = NamenodeClient.unwrap(err);
                             if (!(t instanceof StorageRequestException se)) {

@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * Asynchronous client of the namenode's v1 REST API. Requests run on this client's own threads
  * (never a Netty event loop); futures complete on them. When a namenode cannot be reached (or
  * answers 503, as a standby may), the next configured URL is tried; the last one that answered is
- * tried first next time. Error answers become {@link NamenodeException}s with the contract's code
- * and message; no namenode reachable becomes {@link NamenodeUnavailableException}.
+ * tried first next time. A standby answers writes with a 307 to the leader, which is followed
+ * (method and body kept); a standby that knows no leader answers 503 {@code NOT_LEADER}, and the
+ * next URL is tried. Error answers become {@link NamenodeException}s with the contract's code and
+ * message; no namenode reachable becomes {@link NamenodeUnavailableException}.
  */
 public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NamenodeClient.class);
@@ -61,6 +63,7 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
         this.http = HttpClient.newBuilder()
                 .executor(executor)
                 .version(HttpClient.Version.HTTP_1_1)
+                .followRedirects(HttpClient.Redirect.NORMAL)
                 .connectTimeout(Duration.ofMillis(Math.min(2000, requestTimeout.toMillis())))
                 .build();
     }
@@ -125,6 +128,30 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
 
     public CompletableFuture<List<GroupInfo>> groups() {
         return call("GET", "/v1/groups", null).thenApply(body -> readList(body, "groups", GroupInfo.class));
+    }
+
+    /** Whether {@code initiator} may log in to {@code target}, with the CHAP credentials it must present. */
+    public CompletableFuture<AccessInfo> access(String target, String initiator) {
+        return call("GET", "/v1/gateway/access?target=" + encode(target) + "&initiator=" + encode(initiator), null)
+                .thenApply(b -> read(b, AccessInfo.class));
+    }
+
+    /** The volume's lease as it stands, without taking it (epoch 0, holder null when never taken). */
+    public CompletableFuture<LeaseInfo> currentLease(String volumeName) {
+        return call("GET", "/v1/volumes/" + encode(volumeName) + "/lease", null).thenApply(b -> read(b, LeaseInfo.class));
+    }
+
+    /**
+     * Takes the volume's write lease for {@code gateway}, or with {@code renewEpoch} only renews it
+     * (a {@link NamenodeException} with code {@code LEASE_LOST} when it moved to another gateway).
+     */
+    public CompletableFuture<LeaseInfo> lease(String volumeName, String gateway, Long renewEpoch) {
+        ObjectNode body = JSON.createObjectNode().put("gateway", gateway);
+        if (renewEpoch != null) {
+            body.put("epoch", renewEpoch);
+        }
+        return call("POST", "/v1/volumes/" + encode(volumeName) + "/lease", body.toString())
+                .thenApply(b -> read(b, LeaseInfo.class));
     }
 
     @Override

@@ -97,6 +97,12 @@ final class FakeNamenode implements AutoCloseable {
                 boolean a = allocated.contains(key);
                 send(ex, 200, "{\"index\":" + index + ",\"allocated\":" + a + ",\"group\":" + (a ? groupJson : "null") + "}");
             }
+        } else if (path.endsWith("/lease") && method.equals("POST") && volumes.containsKey(
+                path.substring("/v1/volumes/".length(), path.length() - "/lease".length()))) {
+            // Every gateway gets epoch 1: these tests are about the data path, leases are tested on a real namenode.
+            String name = path.substring("/v1/volumes/".length(), path.length() - "/lease".length());
+            send(ex, 200, "{\"volume\":\"" + name + "\",\"volumeId\":" + volumes.get(name)[0]
+                    + ",\"holder\":\"gw\",\"epoch\":1,\"expiresAt\":\"2026-11-21T10:00:00Z\",\"ttlMs\":15000}");
         } else if (volume.matches() && method.equals("GET")) {
             long[] v = volumes.get(volume.group(1));
             if (v == null) {
