@@ -14,6 +14,8 @@ from fastblock_cinder.sizes import format_size, parse_size
 
 PROG = "fastblock"
 ENV_NAMENODE = "FASTBLOCK_NAMENODE"
+ENV_TOKEN = "FASTBLOCK_TOKEN"
+PROGRESS_WIDTH = 20
 # The iSCSI gateway a local cluster starts; a volume is LUN 0 of the target named by its IQN.
 DEFAULT_PORTAL = "127.0.0.1:3260"
 
@@ -37,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"namenode URL(s), tried in order (default: ${ENV_NAMENODE}, else {DEFAULT_URL})",
     )
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON for machines")
+    common.add_argument(
+        "--token",
+        default=argparse.SUPPRESS,
+        metavar="TOKEN",
+        help=f"bearer token of the namenode API (default: ${ENV_TOKEN}, else none)",
+    )
 
     parser = argparse.ArgumentParser(prog=PROG, description="Administer a fastblock cluster.", parents=[common])
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -63,8 +71,23 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("name")
     delete.set_defaults(handler=_volume_delete)
 
-    status = commands.add_parser("status", help="nodes, replication groups and usage", parents=[common])
+    export = volume_commands.add_parser("export", help="let an initiator log in to a volume", parents=[common])
+    export.add_argument("name")
+    export.add_argument("--initiator", required=True, help='initiator IQN, or "*" for any initiator')
+    export.add_argument("--chap", choices=("generate", "none"), default="generate", help="CHAP credentials (default: generate)")
+    export.add_argument("--host", help="the compute host (informational)")
+    export.set_defaults(handler=_volume_export)
+
+    status = commands.add_parser("status", help="nodes, replication groups, repair progress and capacity", parents=[common])
     status.set_defaults(handler=_status)
+
+    nodes = commands.add_parser("nodes", help="list and drain storage nodes", parents=[common])
+    node_commands = nodes.add_subparsers(dest="nodes_command", metavar="ACTION", required=True)
+    node_list = node_commands.add_parser("list", help="list storage nodes", parents=[common])
+    node_list.set_defaults(handler=_nodes_list)
+    drain = node_commands.add_parser("drain", help="move a node out of its groups, then decommission it", parents=[common])
+    drain.add_argument("id")
+    drain.set_defaults(handler=_nodes_drain)
     return parser
 
 
@@ -77,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     out, err = sys.stdout, sys.stderr
     try:
-        client = _client(getattr(args, "namenode", None))
+        client = _client(getattr(args, "namenode", None), getattr(args, "token", None))
         args.handler(client, args, out, getattr(args, "json", False))
     except UsageError as error:
         print(f"{PROG}: error: {error}", file=err)
@@ -93,11 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_OK
 
 
-def _client(flag: str | None) -> FastblockClient:
-    """The flag wins over $FASTBLOCK_NAMENODE, which wins over the local default."""
+def _client(flag: str | None, token_flag: str | None = None) -> FastblockClient:
+    """The flags win over $FASTBLOCK_NAMENODE / $FASTBLOCK_TOKEN, which win over the local defaults."""
     value = flag if flag is not None else os.environ.get(ENV_NAMENODE) or DEFAULT_URL
+    token = token_flag if token_flag is not None else os.environ.get(ENV_TOKEN) or None
     try:
-        return FastblockClient(value.split(","))
+        return FastblockClient(value.split(","), token=token)
     except ValueError as error:
         raise UsageError(f"--namenode: {error}") from None
 
@@ -157,6 +181,42 @@ def _volume_delete(client: FastblockClient, args: argparse.Namespace, out: TextI
     print(f"deleted volume {args.name}", file=out)
 
 
+def _volume_export(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    export = client.create_export(args.name, args.initiator, args.host, args.chap)
+    if as_json:
+        _print_json(out, export)
+        return
+    print(f"volume {args.name} exported to {export.get('initiator', args.initiator)}", file=out)
+    print(f"  target:  {export.get('iqn', '?')}", file=out)
+    chap = export.get("chap")
+    if chap:
+        print(f"  chap:    user {chap.get('user')} secret {chap.get('secret')}", file=out)
+        if chap.get("targetUser"):
+            print(f"  mutual:  user {chap.get('targetUser')} secret {chap.get('targetSecret')}", file=out)
+    else:
+        print("  chap:    none", file=out)
+
+
+def _nodes_list(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    nodes = client.list_nodes()
+    if as_json:
+        _print_json(out, {"nodes": nodes})
+        return
+    if not nodes:
+        print("no storage nodes registered", file=out)
+        return
+    _print_table(out, [("ID", "ADDRESS", "LIVE", "STATE", "LABELS", "CAPACITY")] + [_node_row(n) for n in nodes])
+
+
+def _nodes_drain(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    node = client.drain_node(args.id)
+    if as_json:
+        _print_json(out, node)
+        return
+    print(f"node {args.id} is {node.get('state', 'draining')}: its groups move to other nodes one at a time;"
+          " `fastblock status` shows the progress", file=out)
+
+
 def _status(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
     status = client.status()
     if as_json:
@@ -166,24 +226,54 @@ def _status(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_j
     groups = status.get("groups") or []
     live = sum(1 for node in nodes if node.get("live"))
     print(f"nodes: {live} live, {len(nodes) - live} dead", file=out)
-    rows = []
-    for node in nodes:
-        rows.append(
-            (
-                str(node.get("id", "?")),
-                f"{node.get('host', '?')}:{node.get('port', '?')}",
-                "live" if node.get("live") else "DEAD",
-                _capacity(node),
-            )
-        )
-    _print_table(out, rows, indent="  ")
-    print(f"groups: {len(groups)}", file=out)
+    _print_table(out, [_node_row(node) for node in nodes], indent="  ")
+    degraded = status.get("degradedGroups")
+    if not isinstance(degraded, int):
+        degraded = sum(1 for group in groups if group.get("degraded"))
+    print(f"groups: {len(groups)} ({degraded} degraded)", file=out)
     for group in groups:
         members = group.get("members") or []
         chain = " -> ".join(_member(member) for member in members) or "(no members)"
-        print(f"  group {group.get('id', '?')} (chain v{group.get('chainVersion', '?')}): {chain}", file=out)
+        flag = " DEGRADED" if group.get("degraded") else ""
+        print(f"  group {group.get('id', '?')} (chain v{group.get('chainVersion', '?')}){flag}: {chain}", file=out)
+        joining = group.get("joining")
+        if isinstance(joining, dict):
+            print(f"    joining {joining.get('id', '?')}: {progress_bar(joining.get('copiedBytes'), joining.get('totalBytes'))}", file=out)
+    repairs = [g for g in groups if isinstance(g.get("joining"), dict)]
+    if repairs:
+        print(f"re-replication: {len(repairs)} group(s) catching up", file=out)
     print(f"volumes: {status.get('volumes', '?')}", file=out)
     print(f"allocated chunks: {status.get('allocatedChunks', '?')}", file=out)
+    capacity = status.get("capacity")
+    if isinstance(capacity, dict):
+        print(
+            "capacity: raw {raw}, usable {usable} (raw / 3), provisioned {prov}, allocated {alloc}{limit}".format(
+                raw=_size_or_unknown(capacity.get("raw")),
+                usable=_size_or_unknown(capacity.get("usable")),
+                prov=_size_or_unknown(capacity.get("provisioned")),
+                alloc=_size_or_unknown(capacity.get("allocated")),
+                limit=(
+                    f", limit {_size_or_unknown(capacity.get('provisionable'))} (x{capacity.get('oversubscription')})"
+                    if capacity.get("oversubscription")
+                    else ", no provisioning limit"
+                ),
+            ),
+            file=out,
+        )
+    namenode = status.get("namenode")
+    if isinstance(namenode, dict):
+        role = "leader" if namenode.get("leader") else f"standby (leader: {namenode.get('leaderUrl') or 'none elected'})"
+        print(f"namenode: {role}", file=out)
+
+
+def progress_bar(done: Any, total: Any, width: int = PROGRESS_WIDTH) -> str:
+    """``[#######-------------]  35% (350 MiB of 1000 MiB)``; no figures yet reads as an empty bar."""
+    if not isinstance(done, int) or not isinstance(total, int) or total <= 0:
+        return "[" + "-" * width + "] catching up (no progress reported yet)"
+    done = max(0, min(done, total))
+    filled = done * width // total
+    percent = done * 100 // total
+    return f"[{'#' * filled}{'-' * (width - filled)}] {percent:3d}% ({format_size(done)} of {format_size(total)})"
 
 
 # --- helpers -------------------------------------------------------------------------------------
@@ -238,6 +328,19 @@ def _capacity(node: dict[str, Any]) -> str:
     if isinstance(capacity, int) and isinstance(free, int) and capacity >= 0 and free >= 0:
         return f"{format_size(free)} free of {format_size(capacity)}"
     return ""
+
+
+def _node_row(node: dict[str, Any]) -> tuple[str, ...]:
+    labels = node.get("labels") or {}
+    label_text = ",".join(f"{k}={v}" for k, v in sorted(labels.items())) if isinstance(labels, dict) else ""
+    return (
+        str(node.get("id", "?")),
+        f"{node.get('host', '?')}:{node.get('port', '?')}",
+        "live" if node.get("live") else "DEAD",
+        str(node.get("state", "active")),
+        label_text or "-",
+        _capacity(node),
+    )
 
 
 def _member(member: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 DEFAULT_URL = "http://127.0.0.1:9333"
+MAX_REDIRECTS = 3
 
 
 class FastblockError(Exception):
@@ -40,7 +41,9 @@ class FastblockClient:
     """Talks to one namenode, falling over to the next URL when one cannot be reached.
 
     A URL is skipped only when the connection itself fails (refused, unreachable, timed out) or the
-    namenode answers 503 (e.g. a standby that is not the leader); any other HTTP answer is final.
+    namenode answers 503 (e.g. a standby that knows no leader); any other HTTP answer is final. A
+    standby answers writes with 307 and the leader's URL in ``Location``: the request (method, body,
+    token) is repeated there, at most ``MAX_REDIRECTS`` times.
     Note that a timed-out POST may have been applied by the namenode that timed out: retrying it on the
     next URL can then report VOLUME_EXISTS.
     """
@@ -64,11 +67,44 @@ class FastblockClient:
     def health(self) -> dict[str, Any]:
         return self._request("GET", "/v1/health")
 
-    def create_volume(self, name: str, size: int | str, chunk_size: int | None = None) -> dict[str, Any]:
+    def create_volume(
+        self,
+        name: str,
+        size: int | str,
+        chunk_size: int | None = None,
+        client_id: str | None = None,
+        tenant: str | None = None,
+        qos: dict[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """Creates a volume; with ``client_id`` a repeat of the same create returns the same volume."""
         body: dict[str, Any] = {"name": name, "size": size}
         if chunk_size is not None:
             body["chunkSize"] = chunk_size
+        if client_id is not None:
+            body["id"] = client_id
+        if tenant is not None:
+            body["tenant"] = tenant
+        if qos:
+            body["qos"] = qos
         return self._request("POST", "/v1/volumes", body)
+
+    def create_export(
+        self, name: str, initiator: str, host: str | None = None, chap: str | dict[str, str] = "generate"
+    ) -> dict[str, Any]:
+        """Exports a volume to an initiator IQN (or "*"); ``chap`` is "generate", "none" or credentials."""
+        body: dict[str, Any] = {"initiator": initiator, "chap": chap}
+        if host is not None:
+            body["host"] = host
+        return self._request("POST", "/v1/volumes/" + _segment(name) + "/exports", body)
+
+    def list_exports(self, name: str) -> list[dict[str, Any]]:
+        return self._field(self._request("GET", "/v1/volumes/" + _segment(name) + "/exports"), "exports")
+
+    def delete_export(self, name: str, initiator: str) -> None:
+        self._request("DELETE", "/v1/volumes/" + _segment(name) + "/exports/" + _segment(initiator))
+
+    def drain_node(self, node_id: str) -> dict[str, Any]:
+        return self._request("POST", "/v1/nodes/" + _segment(node_id) + "/drain", {})
 
     def list_volumes(self) -> list[dict[str, Any]]:
         return self._field(self._request("GET", "/v1/volumes"), "volumes")
@@ -101,10 +137,8 @@ class FastblockClient:
         attempts: list[tuple[str, str]] = []
         unavailable: FastblockError | None = None
         for base in self.urls:
-            request = urllib.request.Request(base + path, data=data, headers=headers, method=method)
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    return _decode_success(response.status, response.read())
+                return self._send(base + path, method, data, headers)
             except urllib.error.HTTPError as error:
                 failure = _error_from_response(error.code, error.reason, _read_quietly(error))
                 if error.code == 503:
@@ -121,11 +155,37 @@ class FastblockClient:
             raise unavailable
         raise FastblockConnectionError(attempts)
 
+    def _send(self, url: str, method: str, data: bytes | None, headers: dict[str, str]) -> Any:
+        """One request, following a standby's 307/308 to the leader with the same method, body and headers."""
+        for _ in range(MAX_REDIRECTS + 1):
+            request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                with _OPENER.open(request, timeout=self.timeout) as response:
+                    return _decode_success(response.status, response.read())
+            except urllib.error.HTTPError as error:
+                location = error.headers.get("Location") if error.headers else None
+                if error.code in (307, 308) and location:
+                    _read_quietly(error)
+                    url = urllib.parse.urljoin(url, location)
+                    continue
+                raise
+        raise FastblockError(307, "TOO_MANY_REDIRECTS", f"more than {MAX_REDIRECTS} redirects, last to {url}")
+
     @staticmethod
     def _field(payload: Any, name: str) -> list[dict[str, Any]]:
         if not isinstance(payload, dict) or not isinstance(payload.get(name), list):
             raise FastblockError(200, "BAD_RESPONSE", f"expected a JSON object with a {name!r} list, got {payload!r}")
         return payload[name]
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are followed by FastblockClient itself, which keeps method, body and token."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401, ANN001
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _segment(name: str) -> str:

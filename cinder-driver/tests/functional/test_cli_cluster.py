@@ -126,3 +126,33 @@ def test_unreachable_namenode_names_the_url(fastblock_cli):
         result = fastblock_cli("status", namenode=url)
     assert result.returncode == 1
     assert url in result.stderr and "make up" in result.stderr
+
+
+def test_export_generates_chap_once_per_initiator(fastblock_cli, volume_name):
+    assert fastblock_cli("volume", "create", volume_name, "--size", "1G").returncode == 0
+    initiator = "iqn.1994-05.com.redhat:functional-test"
+    first = fastblock_cli("--json", "volume", "export", volume_name, "--initiator", initiator, "--host", "compute-1")
+    assert first.returncode == 0, first.stderr
+    export = json.loads(first.stdout)
+    assert export["initiator"] == initiator and export["host"] == "compute-1"
+    assert len(export["chap"]["secret"]) == 16
+    again = json.loads(fastblock_cli("--json", "volume", "export", volume_name, "--initiator", initiator).stdout)
+    assert again["chap"] == export["chap"], "one initiator, one set of credentials"
+    text = fastblock_cli("volume", "export", volume_name, "--initiator", "*", "--chap", "none")
+    assert text.returncode == 0, text.stderr
+    assert "chap:    none" in text.stdout
+    bad = fastblock_cli("volume", "export", volume_name, "--initiator", "not-an-iqn")
+    assert bad.returncode == 1
+    assert "INVALID_INITIATOR" in bad.stderr
+    assert fastblock_cli("volume", "delete", volume_name).returncode == 0
+
+
+def test_nodes_list_shows_every_node_active(fastblock_cli):
+    listed = fastblock_cli("nodes", "list")
+    assert listed.returncode == 0, listed.stderr
+    rows = [line.split() for line in listed.stdout.splitlines()[1:]]
+    assert len(rows) == 3, listed.stdout
+    assert all(row[2] == "live" and row[3] == "active" for row in rows), listed.stdout
+    status = fastblock_cli("status")
+    assert "groups: 3 (0 degraded)" in status.stdout, status.stdout
+    assert "capacity: raw " in status.stdout and "namenode: leader" in status.stdout

@@ -37,6 +37,13 @@ class FakeNamenode:
         # (status, body bytes, content type): answered once for the next request instead of the API.
         self.canned: list[tuple[int, bytes, str]] = []
         self.dead: set[str] = set()
+        self.exports: dict[str, dict[str, dict[str, Any]]] = {}
+        self.node_state: dict[str, str] = {}
+        self.labels: dict[str, dict[str, str]] = {}
+        # group id -> joining node and its reported progress (copied, total) or None
+        self.joining: dict[int, tuple[str, tuple[int, int] | None]] = {}
+        # when set, every request except GET is answered 307 to this base URL (a standby)
+        self.redirect_to: str | None = None
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
@@ -68,18 +75,42 @@ class FakeNamenode:
                 "live": f"storage-{i}" not in self.dead,
                 "capacityBytes": 100 << 30,
                 "freeBytes": (100 - 10 * i) << 30,
+                "labels": self.labels.get(f"storage-{i}", {}),
+                "state": self.node_state.get(f"storage-{i}", "active"),
             }
             for i in (1, 2, 3)
         ]
 
     def groups(self) -> list[dict[str, Any]]:
-        return [
+        groups = [
             _group(1, ["storage-1", "storage-2", "storage-3"], self.dead),
             _group(2, ["storage-2", "storage-3", "storage-1"], self.dead),
             _group(3, ["storage-3", "storage-1", "storage-2"], self.dead),
         ]
+        for group in groups:
+            group["degraded"] = any(not m["live"] for m in group["members"])
+            joining = self.joining.get(group["id"])
+            group["joining"] = None
+            if joining is not None:
+                node, progress = joining
+                group["joining"] = {
+                    "id": node, "host": "127.0.0.1", "port": 9499, "live": True,
+                    "copiedBytes": progress[0] if progress else None,
+                    "totalBytes": progress[1] if progress else None,
+                }
+        return groups
 
     def handle(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        if self.redirect_to is not None and method != "GET":
+            return 307, {"code": "NOT_LEADER", "message": f"standby; the leader is {self.redirect_to}"}
+        if method == "POST" and path.startswith("/v1/nodes/") and path.endswith("/drain"):
+            node = path[len("/v1/nodes/"):-len("/drain")]
+            if node not in {n["id"] for n in self.nodes()}:
+                return 404, {"code": "NODE_NOT_FOUND", "message": f"no storage node '{node}' is registered"}
+            self.node_state[node] = "draining"
+            return 202, next(n for n in self.nodes() if n["id"] == node)
+        if path.startswith("/v1/volumes/") and "/exports" in path:
+            return self._exports(method, path, body)
         if method == "GET" and path == "/v1/health":
             return 200, {"status": "ok"}
         if path == "/v1/volumes" and method == "POST":
@@ -104,7 +135,52 @@ class FakeNamenode:
             return 200, {"groups": self.groups()}
         if method == "GET" and path == "/v1/status":
             allocated = sum(v["allocatedChunks"] for v in self.volumes.values())
-            return 200, {"nodes": self.nodes(), "groups": self.groups(), "volumes": len(self.volumes), "allocatedChunks": allocated}
+            groups = self.groups()
+            return 200, {
+                "nodes": self.nodes(),
+                "groups": groups,
+                "volumes": len(self.volumes),
+                "allocatedChunks": allocated,
+                "capacity": {
+                    "raw": 300 << 30, "usable": 100 << 30,
+                    "provisioned": sum(v["size"] for v in self.volumes.values()),
+                    "allocated": 0, "oversubscription": 4.0, "provisionable": 400 << 30,
+                },
+                "degradedGroups": sum(1 for g in groups if g["degraded"]),
+                "namenode": {"leader": True, "leaderUrl": self.url},
+            }
+        return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
+
+    def _exports(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        from urllib.parse import unquote
+
+        rest = path[len("/v1/volumes/"):]
+        name, _, tail = rest.partition("/exports")
+        name = unquote(name)
+        if name not in self.volumes:
+            return 404, {"code": "VOLUME_NOT_FOUND", "message": f"volume {name} does not exist"}
+        exports = self.exports.setdefault(name, {})
+        if method == "GET" and tail == "":
+            return 200, {"exports": list(exports.values())}
+        if method == "POST" and tail == "":
+            request = json.loads(body)
+            initiator = request.get("initiator")
+            if not isinstance(initiator, str) or not (initiator == "*" or initiator.startswith("iqn.")):
+                return 400, {"code": "INVALID_INITIATOR", "message": f"bad initiator {initiator!r}"}
+            if initiator in exports:
+                return 200, exports[initiator]
+            chap = None
+            if request.get("chap", "generate") == "generate":
+                chap = {"user": f"fb-{name}", "secret": "Abcdefgh23456789", "targetUser": None, "targetSecret": None}
+            export = {"volume": name, "iqn": f"iqn.2026-11.io.fastblock:{name}", "initiator": initiator,
+                      "host": request.get("host"), "chap": chap, "createdAt": "2026-11-21T12:00:00Z"}
+            exports[initiator] = export
+            return 201, export
+        if method == "DELETE" and tail.startswith("/"):
+            initiator = unquote(tail[1:])
+            if exports.pop(initiator, None) is None:
+                return 404, {"code": "EXPORT_NOT_FOUND", "message": f"no export to {initiator}"}
+            return 204, None
         return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
 
     def _create(self, body: bytes) -> tuple[int, Any]:
@@ -135,6 +211,9 @@ class FakeNamenode:
             "state": "available",
             "createdAt": "2026-11-21T12:00:00Z",
             "allocatedChunks": 0,
+            "tenant": request.get("tenant", "default"),
+            "qos": request.get("qos") or {},
+            "clientId": request.get("id"),
         }
         self.next_id += 1
         self.volumes[name] = volume
@@ -171,6 +250,8 @@ class FakeNamenode:
                         raw = b"" if payload is None else json.dumps(payload).encode("utf-8")
                         content_type = "application/json"
                 self.send_response(status)
+                if status in (307, 308) and fake.redirect_to is not None:
+                    self.send_header("Location", fake.redirect_to + self.path)
                 if raw:
                     self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(raw)))

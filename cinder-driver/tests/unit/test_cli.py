@@ -10,6 +10,7 @@ GiB = 1 << 30
 @pytest.fixture(autouse=True)
 def no_ambient_namenode(monkeypatch):
     monkeypatch.delenv("FASTBLOCK_NAMENODE", raising=False)
+    monkeypatch.delenv("FASTBLOCK_TOKEN", raising=False)
 
 
 def run(capsys, *argv):
@@ -149,10 +150,10 @@ def test_status_shows_nodes_chains_and_counts(namenode, capsys):
     assert (code, err) == (0, "")
     assert "nodes: 2 live, 1 dead" in out
     assert "storage-2  127.0.0.1:9402  DEAD" in out
-    assert "storage-1  127.0.0.1:9401  live  90 GiB free of 100 GiB" in out
+    assert "storage-1  127.0.0.1:9401  live  active  -  90 GiB free of 100 GiB" in out
     assert "groups: 3" in out
-    assert "group 1 (chain v1): storage-1 -> storage-2 (DEAD) -> storage-3" in out
-    assert "group 3 (chain v1): storage-3 -> storage-1 -> storage-2 (DEAD)" in out
+    assert "group 1 (chain v1) DEGRADED: storage-1 -> storage-2 (DEAD) -> storage-3" in out
+    assert "group 3 (chain v1) DEGRADED: storage-3 -> storage-1 -> storage-2 (DEAD)" in out
     assert "volumes: 1" in out
     assert "allocated chunks: 0" in out
 
@@ -219,3 +220,79 @@ def test_help_exits_0(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
     assert "usage: fastblock" in out
+
+
+def test_status_shows_labels_states_degraded_groups_and_catch_up_progress(namenode, capsys):
+    namenode.labels["storage-1"] = {"rack": "r1", "host": "h1"}
+    namenode.node_state["storage-3"] = "draining"
+    namenode.dead.add("storage-2")
+    namenode.joining[1] = ("storage-4", (256 << 20, 1 << 30))
+    namenode.joining[2] = ("storage-5", None)
+    code, out, err = run(capsys, "--namenode", namenode.url, "status")
+    assert (code, err) == (0, "")
+    assert "storage-1  127.0.0.1:9401  live  active    host=h1,rack=r1" in out
+    assert "storage-3  127.0.0.1:9403  live  draining  -" in out
+    assert "groups: 3 (3 degraded)" in out
+    assert "group 1 (chain v1) DEGRADED: storage-1 -> storage-2 (DEAD) -> storage-3" in out
+    assert "    joining storage-4: [#####---------------]  25% (256 MiB of 1 GiB)" in out
+    assert "    joining storage-5: [--------------------] catching up (no progress reported yet)" in out
+    assert "re-replication: 2 group(s) catching up" in out
+    assert "capacity: raw 300 GiB, usable 100 GiB (raw / 3), provisioned 0 B, allocated 0 B, limit 400 GiB (x4.0)" in out
+    assert "namenode: leader" in out
+
+
+@pytest.mark.parametrize(
+    "done, total, expected",
+    [
+        (0, 100, "[--------------------]   0%"),
+        (50, 100, "[##########----------]  50%"),
+        (100, 100, "[####################] 100%"),
+        (150, 100, "[####################] 100%"),
+        (-5, 100, "[--------------------]   0%"),
+    ],
+)
+def test_progress_bar(done, total, expected):
+    from fastblock_cinder.cli import progress_bar
+
+    assert progress_bar(done, total).startswith(expected)
+
+
+def test_nodes_list_and_drain(namenode, capsys):
+    namenode.labels["storage-2"] = {"rack": "r2"}
+    code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "list")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].split() == ["ID", "ADDRESS", "LIVE", "STATE", "LABELS", "CAPACITY"]
+    assert "storage-2  127.0.0.1:9402  live  active  rack=r2" in out
+    code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "drain", "storage-2")
+    assert (code, err) == (0, "")
+    assert "node storage-2 is draining" in out
+    code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "drain", "storage-9")
+    assert code == 1
+    assert err.strip() == "fastblock: error: NODE_NOT_FOUND: no storage node 'storage-9' is registered"
+
+
+def test_volume_export_prints_the_chap_credentials(namenode, capsys):
+    run(capsys, "--namenode", namenode.url, "volume", "create", "vol1", "--size", "1G")
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "export", "vol1", "--initiator",
+                         "iqn.1994-05.com.redhat:c1", "--host", "compute-1")
+    assert (code, err) == (0, "")
+    assert "volume vol1 exported to iqn.1994-05.com.redhat:c1" in out
+    assert "chap:    user fb-vol1 secret Abcdefgh23456789" in out
+    assert json.loads(namenode.requests[-1]["body"]) == {"initiator": "iqn.1994-05.com.redhat:c1", "chap": "generate", "host": "compute-1"}
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "export", "vol1", "--initiator", "*", "--chap", "none")
+    assert (code, err) == (0, "")
+    assert "chap:    none" in out
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "export", "vol1", "--initiator", "x")
+    assert code == 1 and "INVALID_INITIATOR" in err
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "export", "vol1", "--initiator", "*", "--chap", "maybe")
+    assert code == 2
+
+
+def test_token_flag_and_env_are_sent_as_bearer(namenode, capsys, monkeypatch):
+    run(capsys, "--namenode", namenode.url, "--token", "flag-token", "volume", "list")
+    assert namenode.requests[-1]["headers"]["Authorization"] == "Bearer flag-token"
+    monkeypatch.setenv("FASTBLOCK_TOKEN", "env-token")
+    run(capsys, "--namenode", namenode.url, "volume", "list")
+    assert namenode.requests[-1]["headers"]["Authorization"] == "Bearer env-token"
+    run(capsys, "--namenode", namenode.url, "status", "--token", "wins")
+    assert namenode.requests[-1]["headers"]["Authorization"] == "Bearer wins"

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from fake_namenode import FakeNamenode
 from fastblock_cinder.client import FastblockClient, FastblockConnectionError, FastblockError
 
 GiB = 1 << 30
@@ -175,3 +176,59 @@ def test_bad_urls_are_rejected_up_front(urls):
 def test_trailing_slash_is_ignored(namenode):
     FastblockClient([namenode.url + "/"]).health()
     assert namenode.requests[-1]["path"] == "/v1/health"
+
+
+def test_a_standbys_307_is_followed_with_method_body_and_token(namenode):
+    leader = FakeNamenode().start()
+    try:
+        namenode.redirect_to = leader.url
+        client = FastblockClient([namenode.url], token="tkn")
+        volume = client.create_volume("v1", "1G", client_id="req-1", tenant="acme", qos={"totalIopsSec": 100})
+        assert volume["clientId"] == "req-1"
+        assert volume["tenant"] == "acme"
+        assert "v1" in leader.volumes and "v1" not in namenode.volumes
+        sent = leader.requests[-1]
+        assert sent["method"] == "POST"
+        assert json.loads(sent["body"]) == {"name": "v1", "size": "1G", "id": "req-1", "tenant": "acme", "qos": {"totalIopsSec": 100}}
+        assert sent["headers"]["Authorization"] == "Bearer tkn"
+        # Reads are answered by the standby itself.
+        assert client.list_nodes()[0]["id"] == "storage-1"
+        assert namenode.requests[-1]["method"] == "GET"
+    finally:
+        leader.stop()
+
+
+def test_a_redirect_to_a_dead_leader_tries_the_next_url(namenode, dead_url):
+    standby = FakeNamenode().start()
+    try:
+        standby.redirect_to = dead_url
+        client = FastblockClient([standby.url, namenode.url])
+        assert client.create_volume("v2", 512)["name"] == "v2"
+        assert "v2" in namenode.volumes
+    finally:
+        standby.stop()
+
+
+def test_redirect_loops_are_cut(namenode):
+    namenode.redirect_to = namenode.url
+    with pytest.raises(FastblockError) as caught:
+        FastblockClient([namenode.url]).create_volume("v3", 512)
+    assert caught.value.code == "TOO_MANY_REDIRECTS"
+
+
+def test_exports_and_drain(namenode):
+    client = FastblockClient([namenode.url])
+    client.create_volume("v1", "1G")
+    export = client.create_export("v1", "iqn.1994-05.com.redhat:c1", host="compute-1")
+    assert export["chap"]["user"] == "fb-v1"
+    assert client.create_export("v1", "*", chap="none")["chap"] is None
+    assert [e["initiator"] for e in client.list_exports("v1")] == ["iqn.1994-05.com.redhat:c1", "*"]
+    client.delete_export("v1", "*")
+    assert len(client.list_exports("v1")) == 1
+    with pytest.raises(FastblockError) as caught:
+        client.delete_export("v1", "*")
+    assert caught.value.code == "EXPORT_NOT_FOUND"
+    assert client.drain_node("storage-2")["state"] == "draining"
+    with pytest.raises(FastblockError) as caught:
+        client.drain_node("nope")
+    assert (caught.value.status, caught.value.code) == (404, "NODE_NOT_FOUND")
