@@ -44,8 +44,14 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
     private final HttpClient http;
     private final Duration requestTimeout;
     private final AtomicInteger preferred = new AtomicInteger();
+    private final String authorization;
 
     public NamenodeClient(List<String> baseUrls, Duration requestTimeout, int threads) {
+        this(baseUrls, requestTimeout, threads, null);
+    }
+
+    /** {@code apiToken}: the namenode's bearer token ({@code --api-token}), or null when it has none. */
+    public NamenodeClient(List<String> baseUrls, Duration requestTimeout, int threads, String apiToken) {
         if (baseUrls == null || baseUrls.isEmpty()) {
             throw new IllegalArgumentException("at least one namenode URL is required");
         }
@@ -59,6 +65,7 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
         }
         this.baseUrls = List.copyOf(uris);
         this.requestTimeout = requestTimeout;
+        this.authorization = apiToken == null || apiToken.isEmpty() ? null : "Bearer " + apiToken;
         this.executor = Executors.newFixedThreadPool(Math.max(1, threads), daemonThreads("namenode-http"));
         this.http = HttpClient.newBuilder()
                 .executor(executor)
@@ -209,6 +216,9 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
                 .timeout(requestTimeout)
                 .header("Accept", "application/json");
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
         if (jsonBody == null) {
             b.method(method, HttpRequest.BodyPublishers.noBody());
         } else {

@@ -260,6 +260,21 @@ class LeaseAndAccessTest {
     }
 
     @Test
+    void theBearerTokenIsSentWhenTheNamenodeRequiresOne() throws Exception {
+        zk = new TestingServer(true);
+        leader = NameNode.start(NameNodeConfig.fromArgs("--data-dir=" + dir.resolve("t"), "--http-port=0",
+                "--zk=" + zk.getConnectString(), "--api-token=gw-secret", "--oversubscription=0"));
+        try (NamenodeClient without = new NamenodeClient(List.of(leader.baseUrl()));
+             NamenodeClient with = new NamenodeClient(List.of(leader.baseUrl()), java.time.Duration.ofSeconds(5), 1,
+                     "gw-secret")) {
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> without.listVolumes().get(10, TimeUnit.SECONDS));
+            assertEquals("UNAUTHORIZED", assertInstanceOf(NamenodeException.class, e.getCause()).code());
+            assertEquals(List.of(), with.listVolumes().get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
     void unreachableNamenodesFailAccessAsUnavailable() throws Exception {
         try (FastClient offline = new FastClient(GatewayConfig.fromArgs("--namenode=http://127.0.0.1:1"))) {
             CompletableFuture<TargetAccess> f = offline.access(TARGET, INITIATOR);
