@@ -181,6 +181,19 @@ public final class LocalCluster implements AutoCloseable {
         return children;
     }
 
+    /** Starts a stopped or killed server again on its data directory and waits until it serves. */
+    public void restart(String name) throws IOException, InterruptedException {
+        ChildProcess c = children.get(name);
+        if (c == null) {
+            throw new IllegalArgumentException("no process named " + name + "; have " + children.keySet());
+        }
+        if (c.isAlive()) {
+            throw new IllegalStateException(name + " is still running");
+        }
+        c.start();
+        awaitReady(c);
+    }
+
     /** kill -9 of every server, newest first: the crash tests' power cut. */
     public void killAll() throws InterruptedException {
         List<ChildProcess> all = new ArrayList<>(children.values());

@@ -143,24 +143,7 @@ class LocalClusterIT {
     @Test
     @Order(6)
     void everyReplicaHoldsTheData() throws Exception {
-        NamenodeAdmin admin = cluster.admin();
-        long volumeId = admin.get("/v1/volumes/e2e").body().get("id").asLong();
-        // Storage servers refuse epochs older than the volume's lease, which the gateway took when writing.
-        long epoch = admin.get("/v1/volumes/e2e/lease").body().get("epoch").asLong();
-        assertTrue(epoch >= 1, "the writing gateway took the write lease");
-        for (int chunk = 0; chunk < DATA_MIB * MIB / CHUNK; chunk++) {
-            JsonNode lookup = admin.get("/v1/volumes/e2e/chunks/" + chunk).body();
-            assertTrue(lookup.get("allocated").asBoolean());
-            JsonNode group = lookup.get("group");
-            ChainAddress chain = new ChainAddress(group.get("id").asInt(), group.get("chainVersion").asLong(), epoch);
-            assertEquals(3, group.get("members").size());
-            for (JsonNode member : group.get("members")) {
-                byte[] copy = readReplica(member.get("host").asText(), member.get("port").asInt(), chain,
-                        new ChunkId(volumeId, chunk));
-                byte[] expected = Arrays.copyOfRange(pattern, (int) (chunk * CHUNK), (int) ((chunk + 1) * CHUNK));
-                assertArrayEquals(expected, copy, "replica " + member.get("id").asText() + " chunk " + chunk);
-            }
-        }
+        VolumeChecks.assertReplicasHold(cluster.admin(), "e2e", pattern, 3);
     }
 
     @Test
@@ -173,53 +156,10 @@ class LocalClusterIT {
     }
 
     private void assertVolumeHoldsPattern(String volume) throws Exception {
-        Path out = dir.resolve(volume + "-readback.raw");
-        Files.deleteIfExists(out);
-        ExternalCommand.ok(300, "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl(volume),
-                out.toString());
-        assertEquals(1024 * MIB, Files.size(out));
-        MessageDigest want = MessageDigest.getInstance("SHA-256");
-        want.update(pattern);
-        MessageDigest got = MessageDigest.getInstance("SHA-256");
-        byte[] buf = new byte[(int) MIB];
-        long zerosFrom = pattern.length;
-        try (InputStream in = Files.newInputStream(out)) {
-            long pos = 0;
-            int n;
-            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
-                int head = (int) Math.max(0, Math.min(n, zerosFrom - pos));
-                got.update(buf, 0, head);
-                assertTrue(allZero(buf, head, n), "non-zero bytes past the written data near offset " + pos);
-                pos += n;
-            }
-        }
-        assertEquals(HexFormat.of().formatHex(want.digest()), HexFormat.of().formatHex(got.digest()));
-        Files.delete(out);
-    }
-
-    private static byte[] readReplica(String host, int port, ChainAddress chain, ChunkId chunk) throws IOException {
-        byte[] all = new byte[(int) CHUNK];
-        try (StorageProbe probe = new StorageProbe(host, port)) {
-            for (int off = 0; off < CHUNK; off += (int) MIB) {
-                StorageResponse r = probe.read(chain, chunk, off, (int) MIB);
-                try {
-                    assertEquals(Status.OK, r.status(), r.message());
-                    assertEquals(MIB, r.data().readableBytes());
-                    System.arraycopy(ByteBufUtil.getBytes(r.data()), 0, all, off, (int) MIB);
-                } finally {
-                    r.data().release();
-                }
-            }
-        }
-        return all;
+        VolumeChecks.assertReadsBack(cluster, volume, pattern, 1024 * MIB, dir);
     }
 
     private static boolean allZero(byte[] b, int from, int to) {
-        for (int i = from; i < to; i++) {
-            if (b[i] != 0) {
-                return false;
-            }
-        }
-        return true;
+        return VolumeChecks.allZero(b, from, to);
     }
 }

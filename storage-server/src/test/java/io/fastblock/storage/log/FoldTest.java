@@ -132,8 +132,11 @@ class FoldTest {
         byte[] ref = new byte[AREA];
         Random r = new Random(11);
         java.util.concurrent.ExecutorService folder = java.util.concurrent.Executors.newSingleThreadExecutor();
+        // Folding starts only once the log holds data, so at least the first fold has work to race with.
+        java.util.concurrent.CountDownLatch logHasData = new java.util.concurrent.CountDownLatch(20);
         try {
             java.util.concurrent.Future<?> folds = folder.submit(() -> {
+                logHasData.await(30, TimeUnit.SECONDS);
                 for (int i = 0; i < 20; i++) {
                     store.fold(CHUNK).get(30, TimeUnit.SECONDS);
                 }
@@ -146,6 +149,7 @@ class FoldTest {
                 byte[] d = bytes(len, 1000 + i++);
                 write(store, CHUNK, off, d);
                 System.arraycopy(d, 0, ref, off, len);
+                logHasData.countDown();
             }
             folds.get();
         } finally {
