@@ -51,7 +51,7 @@ final class VolumeChecks {
                 while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
                     int head = (int) Math.max(0, Math.min(n, pattern.length - pos));
                     got.update(buf, 0, head);
-                    if (firstMismatch < 0 && !Arrays.equals(buf, 0, head, pattern, (int) pos, (int) pos + head)) {
+                    if (firstMismatch < 0 && head > 0 && !Arrays.equals(buf, 0, head, pattern, (int) pos, (int) pos + head)) {
                         firstMismatch = pos;
                     }
                     assertTrue(allZero(buf, head, n), "non-zero bytes past the written data near offset " + pos);
