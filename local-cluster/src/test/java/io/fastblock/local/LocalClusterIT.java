@@ -49,11 +49,7 @@ class LocalClusterIT {
 
     @BeforeAll
     static void up() throws Exception {
-        int storage = FreePorts.consecutive(3);
-        int base = FreePorts.consecutive(3);
-        config = LocalClusterConfig.fromArgs("--data-dir=" + dir.resolve("var"), "--zk-port=" + base,
-                "--namenode-port=" + (base + 1), "--iscsi-port=" + (base + 2), "--storage-port=" + storage,
-                "--chunk-size=16M", "--demo-size=1G");
+        config = TestClusters.onFreePorts(dir.resolve("var"), "--chunk-size=16M", "--demo-size=1G");
         cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
         pattern = new byte[(int) (DATA_MIB * MIB)];
         new Random(20261121).nextBytes(pattern);

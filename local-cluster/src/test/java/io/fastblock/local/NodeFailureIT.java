@@ -33,11 +33,7 @@ class NodeFailureIT {
 
     @BeforeAll
     static void up() throws Exception {
-        int storage = FreePorts.consecutive(3);
-        int base = FreePorts.consecutive(3);
-        config = LocalClusterConfig.fromArgs("--data-dir=" + dir.resolve("var"), "--zk-port=" + base,
-                "--namenode-port=" + (base + 1), "--iscsi-port=" + (base + 2), "--storage-port=" + storage,
-                "--chunk-size=16M", "--no-demo");
+        config = TestClusters.onFreePorts(dir.resolve("var"), "--chunk-size=16M", "--no-demo");
         cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
         NamenodeAdmin admin = cluster.admin();
         assertEquals(201, admin.createVolume("vf", "256M", "16M").status());

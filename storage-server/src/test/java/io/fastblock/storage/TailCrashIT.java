@@ -156,7 +156,10 @@ class TailCrashIT {
                 server.destroy();
                 assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop on SIGTERM");
                 String log = java.nio.file.Files.readString(dir.resolve("stderr.log"));
-                assertTrue(log.contains("log recovery:"), "restart replayed the log tail");
+                // Whether any records lay past the index checkpoint at the kill is timing, not a property:
+                // report what recovery did; the durability claim is the read-back above.
+                System.out.println(log.contains("log recovery:") ? "restart replayed records past the index checkpoint"
+                        : "the index checkpoint covered every acknowledged record at the kill");
                 assertTrue(log.contains("storage node crash stopped"), log);
             } finally {
                 server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
