@@ -37,12 +37,13 @@ if [ $prefill = 1 ]; then
 fi
 
 # name|load generator options|qemu-img bench options (sequential from offset 0: qemu-img bench has no random
-# mode; counts kept small enough for a slow target and within 500 MiB of the LUN)
+# mode; counts kept small enough for a slow target and within 500 MiB of the LUN; writes use a non-zero
+# pattern byte: qemu-img bench writes zeros by default, which reads back like lost data)
 workloads=(
   "4k-qd32-randread|--rw randread --bs 4k --iodepth 32|-c 10000 -d 32 -s 4096"
-  "4k-qd32-randwrite|--rw randwrite --bs 4k --iodepth 32|-c 10000 -d 32 -s 4096 -w"
+  "4k-qd32-randwrite|--rw randwrite --bs 4k --iodepth 32|-c 10000 -d 32 -s 4096 -w --pattern=165"
   "1m-qd32-read|--rw read --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576"
-  "1m-qd32-write|--rw write --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576 -w"
+  "1m-qd32-write|--rw write --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576 -w --pattern=165"
   "4k-qd1-randread|--rw randread --bs 4k --iodepth 1|-c 5000 -d 1 -s 4096"
 )
 for r in $(seq "$rounds"); do
