@@ -110,7 +110,7 @@ public final class StorageServer implements AutoCloseable {
         log = LogStore.open(config.dataDir(), config.segmentSize(), metrics, new ChunkStoreBase(chunks), 0);
         cleaner = new LogCleaner(log).start();
 
-        zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(15_000)
+        zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(config.zkSessionTimeoutMs())
                 .connectionTimeoutMs(10_000).retryPolicy(new ExponentialBackoffRetry(200, 10)).build();
         zk.start();
         if (!zk.blockUntilConnected(30, TimeUnit.SECONDS)) {

@@ -9,15 +9,21 @@ import java.nio.file.Path;
 /**
  * Settings of one storage server. {@code nodeId} may be null: the id is then read from (or
  * created in) the data directory, see {@link NodeIdentity}.
+ *
+ * <p>{@code zkSessionTimeoutMs} bounds how long a dead server still looks live: its ephemeral
+ * node under {@code /fastblock/live} goes only when the session expires, and chain repair starts
+ * only then. Gateways retry a request for 12 s, so detection has to be well inside that.
  */
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
-                                  ChainLimits chain, TailLayout tailLayout) {
+                                  ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs) {
     /** The default until integrity's repair and resync of a tail read the log (see {@link TailLayout}). */
     public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG_AND_IN_PLACE;
 
     public static final long DEFAULT_SEGMENT_SIZE = 256L << 20;
     /** Small enough for tests that exercise roll-over, large enough to hold a header. */
     public static final long MIN_SEGMENT_SIZE = 4096;
+    /** A dead server leaves its chains about this long after it died (the gateway's retry budget is 12 s). */
+    public static final int DEFAULT_ZK_SESSION_TIMEOUT_MS = 5000;
 
     public StorageServerConfig {
         if (dataDir == null) {
@@ -38,6 +44,15 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (tailLayout == null) {
             tailLayout = DEFAULT_TAIL_LAYOUT;
         }
+        // ZooKeeper clamps sessions to 2..20 ticks; below a second the heartbeats fail on a busy machine.
+        if (zkSessionTimeoutMs < 1000) {
+            throw new IllegalArgumentException("--zk-session-timeout-ms must be at least 1000, got " + zkSessionTimeoutMs);
+        }
+    }
+
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                               ChainLimits chain, TailLayout tailLayout) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout, DEFAULT_ZK_SESSION_TIMEOUT_MS);
     }
 
     public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
@@ -68,6 +83,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         String piece = cl.get("copy-piece", null);
         int copyPiece = piece == null ? d.copyPieceBytes() : (int) Math.min(Integer.MAX_VALUE, ByteSize.parse("copy-piece", piece));
         TailLayout tailLayout = TailLayout.fromFlag(cl.get("tail-layout", DEFAULT_TAIL_LAYOUT.flag()));
+        int zkSessionTimeoutMs = cl.getInt("zk-session-timeout-ms", DEFAULT_ZK_SESSION_TIMEOUT_MS);
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -76,10 +92,12 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
             throw new IllegalArgumentException("--sent-max-writes, --sent-max-bytes, --ack-timeout-ms and --link-retry-ms must be"
                     + " positive and --copy-piece at least 4K: " + e.getMessage());
         }
-        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout);
+        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
+                zkSessionTimeoutMs);
     }
 
     public StorageServerConfig withPort(int newPort) {
-        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout);
+        return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout,
+                zkSessionTimeoutMs);
     }
 }

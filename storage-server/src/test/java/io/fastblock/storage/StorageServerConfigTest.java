@@ -23,6 +23,16 @@ class StorageServerConfigTest {
         assertEquals(9401, c.port());
         assertEquals("127.0.0.1:2181", c.zk());
         assertEquals(256L << 20, c.segmentSize());
+        assertEquals(5000, c.zkSessionTimeoutMs());
+    }
+
+    @Test
+    void zkSessionTimeoutIsAFlagWithAFloor() {
+        assertEquals(8000, StorageServerConfig.fromArgs("--zk-session-timeout-ms=8000").zkSessionTimeoutMs());
+        assertEquals(8000, StorageServerConfig.fromArgs("--zk-session-timeout-ms=8000").withPort(1).zkSessionTimeoutMs());
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> StorageServerConfig.fromArgs("--zk-session-timeout-ms=10")).getMessage()
+                .contains("--zk-session-timeout-ms"));
     }
 
     @Test
