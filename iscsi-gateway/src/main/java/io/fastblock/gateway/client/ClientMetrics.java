@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * Per-volume counters of the FAST client, counted per storage request (a volume request spanning
  * chunks counts once per chunk). Meter names: {@code fastblock.gateway.reads} and
- * {@code fastblock.gateway.read.bytes} tagged route=head|middle|zero-fill,
+ * {@code fastblock.gateway.read.bytes} tagged route=head|middle|tail|zero-fill,
  * {@code fastblock.gateway.writes} / {@code .write.bytes} tagged route=head,
  * {@code fastblock.gateway.requests} tagged op and pattern=random|sequential (per volume request),
  * {@code fastblock.gateway.retries} tagged reason; all tagged volume.
@@ -49,7 +49,11 @@ public final class ClientMetrics {
     }
 
     void read(ReplicaRole role, int bytes) {
-        if (role == ReplicaRole.MIDDLE) {
+        if (role == ReplicaRole.TAIL) {
+            // Only retries reach the tail: registered when first used rather than shown as a zero.
+            counter("fastblock.gateway.reads", "route", "tail").increment();
+            counter("fastblock.gateway.read.bytes", "route", "tail").increment(bytes);
+        } else if (role == ReplicaRole.MIDDLE) {
             readsMiddle.increment();
             readBytesMiddle.increment(bytes);
         } else {

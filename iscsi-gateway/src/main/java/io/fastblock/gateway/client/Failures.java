@@ -20,8 +20,12 @@ public final class Failures {
     public static Action actionFor(Status status) {
         return switch (status) {
             case STALE_CHAIN, UNKNOWN_GROUP, NOT_MEMBER -> Action.REFRESH_AND_RETRY;
+            // A head answers IO_ERROR when its successor failed: the chain is about to be repaired,
+            // and the retry budget outlasts the repair. (A read's IO_ERROR also tries another member.)
+            case IO_ERROR -> Action.REFRESH_AND_RETRY;
+            // The node is alive and in the chain, only overloaded: no need to ask the namenode.
             case BUSY -> Action.RETRY;
-            case OK, STALE_EPOCH, NO_SPACE, IO_ERROR, BAD_REQUEST, CORRUPT -> Action.FAIL;
+            case OK, STALE_EPOCH, NO_SPACE, BAD_REQUEST, CORRUPT -> Action.FAIL;
         };
     }
 
@@ -38,10 +42,10 @@ public final class Failures {
 
     public static Action actionFor(StorageRequestException e) {
         return switch (e.kind()) {
-            // The node may have left the chain: ask the namenode again.
-            case CONNECT_FAILED, CONNECTION_LOST -> Action.REFRESH_AND_RETRY;
-            // A timed-out request already used most of the retry budget.
-            case TIMEOUT, CLIENT_CLOSED -> Action.FAIL;
+            // The node may be dead or have left the chain: ask the namenode again. Resending a write
+            // that may have been applied is safe: same bytes at the same offset.
+            case CONNECT_FAILED, CONNECTION_LOST, TIMEOUT -> Action.REFRESH_AND_RETRY;
+            case CLIENT_CLOSED -> Action.FAIL;
         };
     }
 

@@ -9,8 +9,11 @@ import io.fastblock.protocol.StorageResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +23,9 @@ import java.util.concurrent.TimeUnit;
  * chain through the {@link ChunkMapCache}, and sends one storage request per piece. Writes go to
  * the chain's head (allocating the chunk on first write); reads go to the head or the middle by
  * the {@link StreamClassifier}'s verdict, and read zeros from chunks never allocated without
- * allocating them. Rejected routes are refreshed and the piece resent a bounded number of times.
+ * allocating them. A piece that fails in a way a chain repair cures (timeout, lost connection,
+ * IO_ERROR, a moved chain) is resent, after asking the namenode for the chunk's route again, until
+ * the volume request's retry budget ends; reads go to another member of the chain each time.
  */
 public final class FastVolume implements BlockDevice {
     private final VolumeInfo info;
@@ -128,7 +133,7 @@ public final class FastVolume implements BlockDevice {
         CompletableFuture<ByteBuf>[] parts = new CompletableFuture[slices.size()];
         long start = System.nanoTime();
         for (int i = 0; i < parts.length; i++) {
-            parts[i] = readSlice(slices.get(i), pattern, 0, start, false);
+            parts[i] = readSlice(slices.get(i), pattern, 0, start, Set.of());
         }
         CompletableFuture<ByteBuf> result = new CompletableFuture<>();
         CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
@@ -257,15 +262,17 @@ public final class FastVolume implements BlockDevice {
     }
 
     private CompletableFuture<ByteBuf> readSlice(ChunkSlice s, AccessPattern pattern, int attempt, long start,
-                                                 boolean headOnly) {
+                                                 Set<String> tried) {
         return chunks.lookup(s.chunkIndex()).thenCompose((Optional<ChunkRoute> found) -> {
             if (found.isEmpty()) {
                 metrics.zeroFill(s.length());
                 return CompletableFuture.completedFuture(alloc.directBuffer(s.length(), s.length()).writeZero(s.length()));
             }
             ChunkRoute route = found.get();
-            ReadRouter.Choice choice = headOnly ? router.head(route) : router.choose(route, pattern);
-            return storage.read(choice.replica().address(), chainOf(route), chunkOf(s), s.offsetInChunk(), s.length())
+            ReadRouter.Choice choice = tried.isEmpty() ? router.choose(route, pattern) : router.retry(route, tried);
+            NodeAddress node = choice.replica().address();
+            Set<String> triedNow = with(tried, choice.replica().id());
+            return bounded(storage.read(node, chainOf(route), chunkOf(s), s.offsetInChunk(), s.length()), node, start)
                     .handle((resp, err) -> {
                         Failures.Action action;
                         DeviceException failure;
@@ -274,7 +281,7 @@ public final class FastVolume implements BlockDevice {
                                 int got = resp.data().readableBytes();
                                 resp.data().release();
                                 return CompletableFuture.<ByteBuf>failedFuture(new DeviceException(
-                                        DeviceException.Reason.IO_ERROR, choice.replica().address() + " returned " + got
+                                        DeviceException.Reason.IO_ERROR, node + " returned " + got
                                         + " bytes for a read of " + s.length() + " in chunk " + chunkOf(s)));
                             }
                             metrics.read(choice.role(), s.length());
@@ -304,7 +311,7 @@ public final class FastVolume implements BlockDevice {
                                         if (epoch != null) {
                                             leaseEpoch = Math.max(leaseEpoch, epoch);
                                         }
-                                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, headOnly));
+                                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, tried));
                                     }).thenCompose(f -> f);
                                 }
                                 staleEpoch("read of chunk " + chunkOf(s));
@@ -316,10 +323,9 @@ public final class FastVolume implements BlockDevice {
                         if (action == Failures.Action.REFRESH_AND_RETRY) {
                             chunks.invalidate(s.chunkIndex(), route);
                         }
-                        metrics.retry(err != null ? "connection" : resp.status().name().toLowerCase());
-                        // After a connection failure, do not insist on the middle: the head is the safe choice.
-                        boolean toHead = headOnly || err != null;
-                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, toHead));
+                        metrics.retry(retryReason(err, resp));
+                        // Another member next (head, middle, tail in turn): it may be this one that is dead.
+                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, triedNow));
                     })
                     .thenCompose(f -> f);
         });
@@ -330,7 +336,10 @@ public final class FastVolume implements BlockDevice {
             Replica head = route.head();
             // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
             ByteBuf piece = data.retainedSlice(base + s.bufferOffset(), s.length());
-            return storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), piece)
+            // Resending after a timeout or a lost connection is safe: the same bytes at the same
+            // offset (SCSI leaves overlapping concurrent writes undefined, so nothing can be in between).
+            return bounded(storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), piece),
+                    head.address(), start)
                     .handle((resp, err) -> {
                         Failures.Action action;
                         DeviceException failure;
@@ -360,19 +369,67 @@ public final class FastVolume implements BlockDevice {
                         if (action == Failures.Action.REFRESH_AND_RETRY) {
                             chunks.invalidate(s.chunkIndex(), route);
                         }
-                        metrics.retry(err != null ? "connection" : resp.status().name().toLowerCase());
+                        metrics.retry(retryReason(err, resp));
                         return later(attempt, () -> writeSlice(s, data, base, attempt + 1, start));
                     })
                     .thenCompose(f -> f);
         });
     }
 
+    private static String retryReason(Throwable err, StorageResponse resp) {
+        if (err == null) {
+            return resp.status().name().toLowerCase(Locale.ROOT);
+        }
+        return NamenodeClient.unwrap(err) instanceof StorageRequestException se
+                && se.kind() == StorageRequestException.Kind.TIMEOUT ? "timeout" : "connection";
+    }
+
+    private static Set<String> with(Set<String> tried, String id) {
+        Set<String> more = new HashSet<>(tried);
+        more.add(id);
+        return Set.copyOf(more);
+    }
+
+    /**
+     * A retry starts only while the budget (counted from the volume request's start) leaves room
+     * for a useful attempt; it is then cut at the budget's end by {@link #bounded}.
+     */
     private boolean mayRetry(Failures.Action action, int attempt, long start) {
         if (action == Failures.Action.FAIL || closed || attempt + 1 >= settings.maxAttempts()) {
             return false;
         }
         long elapsed = System.nanoTime() - start;
-        return elapsed + backoffNanos(attempt) + settings.requestTimeout().toNanos() <= settings.retryBudget().toNanos();
+        return elapsed + backoffNanos(attempt) + minAttemptNanos() <= settings.retryBudget().toNanos();
+    }
+
+    /** Shorter than this, an attempt could hardly get an answer even from a healthy chain. */
+    private long minAttemptNanos() {
+        return settings.requestTimeout().toNanos() / 4;
+    }
+
+    /**
+     * {@code attempt} as it may last: the transport's own timeout, or less when the budget ends
+     * first. An answer arriving after the cut is released here.
+     */
+    private CompletableFuture<StorageResponse> bounded(CompletableFuture<StorageResponse> attempt, NodeAddress node,
+                                                       long start) {
+        long left = start + settings.retryBudget().toNanos() - System.nanoTime();
+        if (left >= settings.requestTimeout().toNanos()) {
+            return attempt;
+        }
+        CompletableFuture<StorageResponse> cut = new CompletableFuture<>();
+        attempt.whenComplete((resp, err) -> {
+            if (err != null) {
+                cut.completeExceptionally(err);
+            } else if (!cut.complete(resp)) {
+                resp.data().release();
+            }
+        });
+        CompletableFuture.delayedExecutor(Math.max(0, left), TimeUnit.NANOSECONDS, retryExecutor).execute(() ->
+                cut.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.TIMEOUT, node,
+                        "no answer before the retry budget of " + settings.retryBudget().toMillis() + " ms ran out",
+                        null)));
+        return cut;
     }
 
     private long backoffNanos(int attempt) {

@@ -20,6 +20,14 @@ class FailuresTest {
     }
 
     @Test
+    void aFailedSuccessorIsWaitedOutThroughTheNamenode() {
+        // A head answers IO_ERROR when its successor failed: the chain is repaired within the budget.
+        assertEquals(Failures.Action.REFRESH_AND_RETRY, Failures.actionFor(Status.IO_ERROR));
+        // ... and if the budget runs out, it is still a medium error.
+        assertEquals(Reason.IO_ERROR, Failures.reasonFor(Status.IO_ERROR));
+    }
+
+    @Test
     void finalStatusesMapToDeviceReasons() {
         assertEquals(Reason.NO_SPACE, Failures.reasonFor(Status.NO_SPACE));
         assertEquals(Reason.FENCED, Failures.reasonFor(Status.STALE_EPOCH));
@@ -28,7 +36,7 @@ class FailuresTest {
         assertEquals(Reason.IO_ERROR, Failures.reasonFor(Status.BAD_REQUEST));
         assertEquals(Reason.IO_ERROR, Failures.reasonFor(Status.STALE_CHAIN));
         assertEquals(Reason.UNAVAILABLE, Failures.reasonFor(Status.BUSY));
-        for (Status s : new Status[] {Status.NO_SPACE, Status.STALE_EPOCH, Status.IO_ERROR, Status.CORRUPT, Status.BAD_REQUEST}) {
+        for (Status s : new Status[] {Status.NO_SPACE, Status.STALE_EPOCH, Status.CORRUPT, Status.BAD_REQUEST}) {
             assertEquals(Failures.Action.FAIL, Failures.actionFor(s), s.name());
         }
     }
@@ -42,7 +50,9 @@ class FailuresTest {
         var closed = new StorageRequestException(StorageRequestException.Kind.CLIENT_CLOSED, n, "x", null);
         assertEquals(Failures.Action.REFRESH_AND_RETRY, Failures.actionFor(lost));
         assertEquals(Failures.Action.REFRESH_AND_RETRY, Failures.actionFor(refused));
-        assertEquals(Failures.Action.FAIL, Failures.actionFor(timeout));
+        // A dead node answers nothing: its chain is being repaired, so ask for the route and resend.
+        assertEquals(Failures.Action.REFRESH_AND_RETRY, Failures.actionFor(timeout));
+        assertEquals(Failures.Action.FAIL, Failures.actionFor(closed));
         assertEquals(Reason.IO_ERROR, Failures.toDeviceException(new CompletionException(timeout)).reason());
         assertEquals(Reason.UNAVAILABLE, Failures.toDeviceException(closed).reason());
     }

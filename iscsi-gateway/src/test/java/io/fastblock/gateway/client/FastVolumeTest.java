@@ -35,11 +35,15 @@ class FastVolumeTest {
 
     private final InMemoryCluster cluster = new InMemoryCluster(CHUNK, 3);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final ClientSettings settings = new ClientSettings(Duration.ofSeconds(5), 4, Duration.ofMillis(1),
+    private final ClientSettings settings = new ClientSettings(Duration.ofSeconds(4), 4, Duration.ofMillis(1),
             Duration.ofSeconds(9), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
     private final List<ByteBuf> toRelease = new ArrayList<>();
 
     private FastVolume volume(StorageTransport transport) {
+        return volume(transport, settings);
+    }
+
+    private FastVolume volume(StorageTransport transport, ClientSettings settings) {
         VolumeInfo info = new VolumeInfo(42, "vol1", SIZE, 512, CHUNK, "iqn.2026-11.io.fastblock:vol1", "available",
                 "2026-11-21T00:00:00Z", 0);
         return new FastVolume(info, new ChunkMapCache("vol1", cluster, settings.unallocatedTtl()), transport, settings,
@@ -279,18 +283,145 @@ class FastVolumeTest {
     }
 
     @Test
-    void ioErrorAndCorruptionAreMediumErrors() {
+    void corruptionIsAMediumErrorAtOnce() {
         write0();
-        cluster.script.add(Status.IO_ERROR);
-        assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
+        int before = cluster.sent.size();
         cluster.script.add(Status.CORRUPT);
         assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
+        assertEquals(1, cluster.sent.size() - before);
+    }
+
+    @Test
+    void anIoErrorIsRetriedAtTheNextMemberAfterARouteRefresh() throws Exception {
+        byte[] data = pattern(4096, 12);
+        write(0, data);
+        int lookups = cluster.lookups.get();
+        cluster.script.add(Status.IO_ERROR);
+        assertArrayEquals(data, read(0, 4096));
+        List<InMemoryCluster.Sent> reads = cluster.sent.stream().filter(s -> s.op() == OpCode.READ).toList();
+        assertEquals(9401, reads.get(0).node().port(), "random: the head first");
+        assertEquals(9402, reads.get(1).node().port(), "then the middle");
+        assertEquals(lookups + 1, cluster.lookups.get(), "the route was asked again");
+        assertEquals(1.0, counter("fastblock.gateway.retries", "volume", "vol1", "reason", "io_error"));
+    }
+
+    @Test
+    void readRetriesWalkHeadMiddleTailInTurn() throws Exception {
+        byte[] data = pattern(4096, 13);
+        write(0, data);
+        NodeAddress n = new NodeAddress("127.0.0.1", 9401);
+        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.TIMEOUT, n, "no answer", null));
+        cluster.script.add(Status.IO_ERROR);
+        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST, n, "reset", null));
+        assertArrayEquals(data, read(0, 4096));
+        List<Integer> ports = cluster.sent.stream().filter(s -> s.op() == OpCode.READ).map(s -> s.node().port()).toList();
+        assertEquals(List.of(9401, 9402, 9403, 9401), ports);
+        assertEquals(1.0, counter("fastblock.gateway.retries", "volume", "vol1", "reason", "timeout"));
+    }
+
+    @Test
+    void aWriteIsResentAfterATimeoutAndAnIoErrorWithItsRouteAskedAgain() throws Exception {
+        write0();
+        int allocations = cluster.allocations.get();
+        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
+                new NodeAddress("127.0.0.1", 9401), "no answer", null));
+        cluster.script.add(Status.IO_ERROR);
+        byte[] data = pattern(4096, 14);
+        write(0, data);
+        List<InMemoryCluster.Sent> writes = cluster.sent.stream().filter(s -> s.op() == OpCode.WRITE).toList();
+        assertEquals(4, writes.size(), "write0, then three tries of the same bytes");
+        assertEquals(writes.get(1).offset(), writes.get(3).offset());
+        assertEquals(allocations + 2, cluster.allocations.get(), "the route asked again after each failure");
+        assertArrayEquals(data, read(0, 4096));
+    }
+
+    @Test
+    void busyIsRetriedWithoutAskingTheNamenode() throws Exception {
+        byte[] data = pattern(4096, 15);
+        write(0, data);
+        int lookups = cluster.lookups.get();
+        cluster.script.add(Status.BUSY);
+        assertArrayEquals(data, read(0, 4096));
+        assertEquals(lookups, cluster.lookups.get());
+    }
+
+    @Test
+    void theRetryBudgetEndsTheRetriesNotTheAttemptCount() {
+        write0();
+        // An IO_ERROR on every try, for ever: retries go on for the budget, then the last failure is final.
+        ClientSettings shortBudget = new ClientSettings(Duration.ofMillis(100), 1000, Duration.ofMillis(5),
+                Duration.ofMillis(400), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
+        StorageTransport failing = new StorageTransport() {
+            @Override
+            public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                            long offset, ByteBuf data) {
+                data.release();
+                return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.WRITE, Status.IO_ERROR, "x"));
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                cluster.sent.add(new InMemoryCluster.Sent(OpCode.READ, node, chain, chunk, offset, length));
+                return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.READ, Status.IO_ERROR, "x"));
+            }
+        };
+        FastVolume v = volume(failing, shortBudget);
+        int before = cluster.sent.size();
+        long t0 = System.nanoTime();
+        assertEquals(Reason.IO_ERROR, failure(v.read(0, 512)).reason());
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        int tries = cluster.sent.size() - before;
+        assertTrue(tries > 4, "retried while the budget lasted, " + tries + " tries");
+        assertTrue(tries < 1000, "stopped by the budget, not the attempt cap");
+        assertTrue(tookMs >= 300, "gave up after " + tookMs + " ms, before the budget was spent");
+    }
+
+    @Test
+    void theLastAttemptIsCutAtTheBudgetsEndAndItsLateAnswerReleased() throws Exception {
+        byte[] data = pattern(4096, 16);
+        write(0, data);
+        // 250 ms per attempt, 500 ms budget: the first try times out at 250 ms, the second may only
+        // run until 500 ms, and its answer comes at 1 s.
+        ClientSettings tight = new ClientSettings(Duration.ofMillis(250), 10, Duration.ofMillis(1),
+                Duration.ofMillis(500), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
+        CompletableFuture<StorageResponse> late = new CompletableFuture<>();
+        ByteBuf lateData = Unpooled.directBuffer(512).writeZero(512);
+        List<NodeAddress> tried = new ArrayList<>();
+        StorageTransport slow = new StorageTransport() {
+            @Override
+            public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                            long offset, ByteBuf b) {
+                b.release();
+                throw new AssertionError("no writes here");
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                tried.add(node);
+                if (tried.size() == 1) {
+                    return CompletableFuture.supplyAsync(() -> {
+                        throw new StorageRequestException(StorageRequestException.Kind.TIMEOUT, node, "no answer", null);
+                    }, CompletableFuture.delayedExecutor(250, TimeUnit.MILLISECONDS));
+                }
+                return late;
+            }
+        };
+        FastVolume v = volume(slow, tight);
+        DeviceException e = failure(v.read(0, 512));
+        assertEquals(Reason.IO_ERROR, e.reason());
+        assertTrue(e.getMessage().contains("retry budget"), e.getMessage());
+        assertEquals(2, tried.size());
+        assertTrue(!late.isDone(), "the volume request ended before the late answer");
+        late.complete(StorageResponse.ok(0, OpCode.READ, lateData));
+        assertEquals(0, lateData.refCnt(), "the answer after the cut was released");
     }
 
     @Test
     void aFailedPieceReleasesTheOtherPiecesOfTheRead() throws Exception {
         write(0, pattern(2 * CHUNK, 9));
-        cluster.script.add(Status.IO_ERROR); // the first piece fails, the others succeed
+        cluster.script.add(Status.CORRUPT); // the first piece fails, the others succeed
         DeviceException e = failure(volume.read(CHUNK - 512, 1024));
         assertEquals(Reason.IO_ERROR, e.reason());
         assertTrue(e.getMessage().contains("42/0"), e.getMessage());
@@ -299,13 +430,15 @@ class FastVolumeTest {
     }
 
     @Test
-    void timeoutIsAnIoErrorWithoutRetry() {
+    void timeoutsUntilTheAttemptsRunOutEndInIoError() {
         write0();
-        cluster.script.add(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
-                new NodeAddress("127.0.0.1", 9401), "no answer", null));
+        for (int i = 0; i < settings.maxAttempts(); i++) {
+            cluster.script.add(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
+                    new NodeAddress("127.0.0.1", 9401), "no answer", null));
+        }
         int before = cluster.sent.size();
         assertEquals(Reason.IO_ERROR, failure(volume.read(0, 512)).reason());
-        assertEquals(1, cluster.sent.size() - before);
+        assertEquals(settings.maxAttempts(), cluster.sent.size() - before);
     }
 
     @Test
