@@ -17,6 +17,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An open volume as a block device: splits each request at chunk boundaries, finds each chunk's
@@ -28,6 +30,7 @@ import java.util.concurrent.TimeUnit;
  * the volume request's retry budget ends; reads go to another member of the chain each time.
  */
 public final class FastVolume implements BlockDevice {
+    private static final Logger LOG = LoggerFactory.getLogger(FastVolume.class);
     private final VolumeInfo info;
     private final ChunkMapCache chunks;
     private final StorageTransport storage;
@@ -285,6 +288,7 @@ public final class FastVolume implements BlockDevice {
                                         + " bytes for a read of " + s.length() + " in chunk " + chunkOf(s)));
                             }
                             metrics.read(choice.role(), s.length());
+                            recovered("read", s, attempt, start, node);
                             return CompletableFuture.completedFuture(resp.data());
                         }
                         if (err != null) {
@@ -318,6 +322,7 @@ public final class FastVolume implements BlockDevice {
                             }
                         }
                         if (!mayRetry(action, attempt, start)) {
+                            gaveUp(attempt, start, failure);
                             return CompletableFuture.<ByteBuf>failedFuture(failure);
                         }
                         if (action == Failures.Action.REFRESH_AND_RETRY) {
@@ -347,6 +352,7 @@ public final class FastVolume implements BlockDevice {
                             resp.data().release();
                             if (resp.isOk()) {
                                 metrics.write(s.length());
+                                recovered("write", s, attempt, start, head.address());
                                 return CompletableFuture.<Void>completedFuture(null);
                             }
                             action = Failures.actionFor(resp.status());
@@ -364,6 +370,7 @@ public final class FastVolume implements BlockDevice {
                                     + " failed: " + se.getMessage(), se);
                         }
                         if (!mayRetry(action, attempt, start)) {
+                            gaveUp(attempt, start, failure);
                             return CompletableFuture.<Void>failedFuture(failure);
                         }
                         if (action == Failures.Action.REFRESH_AND_RETRY) {
@@ -374,6 +381,21 @@ public final class FastVolume implements BlockDevice {
                     })
                     .thenCompose(f -> f);
         });
+    }
+
+    /** Rare (a chain repair, an overload), and what an operator asks about afterwards: how long the initiator waited. */
+    private void recovered(String op, ChunkSlice s, int attempt, long start, NodeAddress node) {
+        if (attempt > 0) {
+            LOG.info("{} of chunk {} succeeded at {} on attempt {}, {} ms after the volume request started", op,
+                    chunkOf(s), node, attempt + 1, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        }
+    }
+
+    private void gaveUp(int attempt, long start, DeviceException failure) {
+        if (attempt > 0) {
+            LOG.warn("gave up after {} attempts in {} ms: {}", attempt + 1,
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), failure.getMessage());
+        }
     }
 
     private static String retryReason(Throwable err, StorageResponse resp) {
