@@ -2,10 +2,21 @@ package io.fastblock.local;
 
 import static io.fastblock.local.VolumeChecks.MIB;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -99,5 +110,114 @@ class NodeFailureIT {
         VolumeChecks.awaitGroups(cluster.admin(), VolumeChecks::healed, 180, "3 members, nobody joining");
         VolumeChecks.assertReadsBack(cluster, "vf", current, VOLUME, dir);
         VolumeChecks.assertReplicasHold(cluster.admin(), "vf", current, 3);
+    }
+
+    /**
+     * A storage server dies under a running initiator, once during a write and once during a
+     * read: the gateway retries across the chain repair within the initiator's 15 s abort timer,
+     * so qemu-img sees no error, and the data is what it wrote.
+     */
+    @Test
+    @Order(5)
+    void theInitiatorSeesNoErrorWhileAServerDiesUnderItsIo() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        VolumeChecks.awaitGroups(admin, VolumeChecks::healed, 180, "3 members, nobody joining");
+
+        byte[] p = new byte[DATA];
+        new Random(5).nextBytes(p);
+        Path f = dir.resolve("pattern-5.raw");
+        Files.write(f, p);
+        Path gatewayLog = cluster.processes().get("gateway").logFile();
+        long logMark = Files.size(gatewayLog);
+        long t0 = System.nanoTime();
+        CompletableFuture<ExternalCommand.Result> writing = inBackground(() -> ExternalCommand.run(120, "qemu-img",
+                "convert", "-n", "-f", "raw", "-O", "raw", f.toString(), cluster.iscsiUrl("vf")));
+        Thread.sleep(1000);
+        assertFalse(writing.isDone(), "the write finished before the kill: nothing was tested");
+        cluster.processes().get("storage-2").kill();
+        long killedAt = System.nanoTime();
+        ExternalCommand.Result w = writing.get(150, TimeUnit.SECONDS);
+        System.out.printf("write across the kill of storage-2: killed at %d ms, qemu-img done %d ms after the kill%n",
+                ms(killedAt - t0), ms(System.nanoTime() - killedAt));
+        assertEquals(0, w.exitCode(), "qemu-img saw an error while storage-2 died:\n" + w.output());
+        List<Long> writeWaits = recoveredWaits(gatewayLog, logMark);
+        System.out.println("write pieces resent after the kill: " + writeWaits.size() + ", longest wait "
+                + writeWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
+        assertFalse(writeWaits.isEmpty(), "no write was resent: the kill did not cross the initiator's I/O");
+        Files.delete(f);
+        current = p;
+        VolumeChecks.assertReadsBack(cluster, "vf", current, VOLUME, dir);
+        cluster.restart("storage-2");
+        VolumeChecks.awaitGroups(admin, VolumeChecks::healed, 180, "3 members, nobody joining");
+        VolumeChecks.assertReplicasHold(admin, "vf", current, 3);
+
+        Path out = dir.resolve("vf-read-across-kill.raw");
+        logMark = Files.size(gatewayLog);
+        long r0 = System.nanoTime();
+        CompletableFuture<ExternalCommand.Result> reading = inBackground(() -> ExternalCommand.run(120, "qemu-img",
+                "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("vf"), out.toString()));
+        Thread.sleep(150);
+        assertFalse(reading.isDone(), "the read finished before the kill: nothing was tested");
+        cluster.processes().get("storage-1").kill();
+        long killed1At = System.nanoTime();
+        ExternalCommand.Result r = reading.get(150, TimeUnit.SECONDS);
+        System.out.printf("read across the kill of storage-1: killed at %d ms, qemu-img done %d ms after the kill%n",
+                ms(killed1At - r0), ms(System.nanoTime() - killed1At));
+        assertEquals(0, r.exitCode(), "qemu-img saw an error while storage-1 died:\n" + r.output());
+        List<Long> readWaits = recoveredWaits(gatewayLog, logMark);
+        System.out.println("read pieces resent after the kill: " + readWaits.size() + ", longest wait "
+                + readWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
+        assertEquals(VOLUME, Files.size(out));
+        try (InputStream in = Files.newInputStream(out)) {
+            byte[] head = in.readNBytes(DATA);
+            assertEquals(-1, Arrays.mismatch(current, head), "the read differs from the data");
+            byte[] buf = new byte[(int) MIB];
+            int n;
+            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
+                assertTrue(VolumeChecks.allZero(buf, 0, n), "non-zero bytes past the written data");
+            }
+        } finally {
+            Files.delete(out);
+        }
+    }
+
+    private static final Pattern RECOVERED = Pattern.compile("succeeded at \\S+ on attempt \\d+, (\\d+) ms after");
+
+    /** How long each piece the gateway resent waited, from its log past {@code mark}. */
+    private static List<Long> recoveredWaits(Path log, long mark) throws Exception {
+        byte[] all = Files.readAllBytes(log);
+        String since = new String(all, (int) Math.min(mark, all.length), (int) Math.max(0, all.length - mark),
+                StandardCharsets.UTF_8);
+        List<Long> waits = new ArrayList<>();
+        Matcher m = RECOVERED.matcher(since);
+        while (m.find()) {
+            waits.add(Long.parseLong(m.group(1)));
+            int eol = since.indexOf('\n', m.end());
+            System.out.println("  gateway: " + since.substring(since.lastIndexOf('\n', m.start()) + 1,
+                    eol < 0 ? since.length() : eol));
+        }
+        return waits;
+    }
+
+    private interface Command {
+        ExternalCommand.Result run() throws Exception;
+    }
+
+    private static CompletableFuture<ExternalCommand.Result> inBackground(Command c) {
+        CompletableFuture<ExternalCommand.Result> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(c.run());
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, "initiator");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
     }
 }
