@@ -1,5 +1,6 @@
 package io.fastblock.storage.integrity;
 
+import io.fastblock.storage.io.ByteRateLimiter;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.meta.GroupRecord;
@@ -9,7 +10,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,7 +86,7 @@ public final class Scrubber implements AutoCloseable {
 
     /** One full pass over every chunk, on the calling thread, at the configured rate. */
     public PassReport pass() throws IOException, InterruptedException {
-        long started = System.nanoTime();
+        ByteRateLimiter pace = new ByteRateLimiter(bytesPerSecond);
         long bytes = 0;
         int bad = 0;
         long repaired = 0;
@@ -107,7 +107,7 @@ public final class Scrubber implements AutoCloseable {
                         unrepaired += found.size();
                     }
                 }
-                pace(started, bytes);
+                pace.acquire((long) n * BLOCK);
             }
             if (stopped) {
                 break;
@@ -135,15 +135,6 @@ public final class Scrubber implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             LOG.warn("node {}: scrub repair of chunk {} failed: {}", nodeId, c, e.toString());
             return 0;
-        }
-    }
-
-    /** Sleeps until {@code bytes} fit under the rate since {@code startNanos}. */
-    private void pace(long startNanos, long bytes) throws InterruptedException {
-        long due = startNanos + (long) (bytes * 1e9 / bytesPerSecond);
-        long wait = due - System.nanoTime();
-        if (wait > 0) {
-            TimeUnit.NANOSECONDS.sleep(wait);
         }
     }
 

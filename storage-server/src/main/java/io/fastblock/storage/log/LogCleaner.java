@@ -1,5 +1,6 @@
 package io.fastblock.storage.log;
 
+import io.fastblock.storage.io.ByteRateLimiter;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;

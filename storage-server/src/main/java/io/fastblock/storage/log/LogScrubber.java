@@ -1,5 +1,6 @@
 package io.fastblock.storage.log;
 
+import io.fastblock.storage.io.ByteRateLimiter;
 import io.fastblock.protocol.ChunkId;
 import java.io.IOException;
 import java.util.List;

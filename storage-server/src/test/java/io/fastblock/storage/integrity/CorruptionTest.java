@@ -1,5 +1,6 @@
 package io.fastblock.storage.integrity;
 
+import io.fastblock.storage.io.ByteRateLimiter;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Status;
 import io.fastblock.storage.StorageServer;
-import io.fastblock.storage.log.ByteRateLimiter;
 import io.fastblock.storage.log.LogScrubber;
 import io.fastblock.storage.log.LogStore;
 import io.netty.buffer.ByteBuf;

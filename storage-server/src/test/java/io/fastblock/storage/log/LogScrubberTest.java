@@ -1,5 +1,6 @@
 package io.fastblock.storage.log;
 
+import io.fastblock.storage.io.ByteRateLimiter;
 import static io.fastblock.storage.log.LogFixture.bytes;
 import static io.fastblock.storage.log.LogFixture.read;
 import static io.fastblock.storage.log.LogFixture.write;

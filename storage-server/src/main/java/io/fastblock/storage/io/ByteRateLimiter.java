@@ -1,4 +1,4 @@
-package io.fastblock.storage.log;
+package io.fastblock.storage.io;
 
 /** Paces background work to a byte rate by sleeping the caller; one caller at a time. */
 public final class ByteRateLimiter {
