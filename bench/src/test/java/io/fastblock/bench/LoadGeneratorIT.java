@@ -12,6 +12,7 @@ import io.fastblock.bench.initiator.IscsiSession;
 import io.fastblock.bench.initiator.IscsiUrl;
 import io.fastblock.bench.initiator.LoginException;
 import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.iscsi.FileTargetCatalog;
 import io.fastblock.gateway.iscsi.IscsiServer;
 import io.fastblock.gateway.iscsi.TargetAccess;
 import java.nio.file.Path;
@@ -45,9 +46,9 @@ class LoadGeneratorIT {
 
     @BeforeAll
     static void start() throws Exception {
-        FileCatalog catalog = new FileCatalog(
-                Map.of(VOL_A, dir.resolve("a.img"), VOL_B, dir.resolve("b.img"), VOL_CHAP, dir.resolve("c.img")),
-                Map.of(VOL_CHAP, TargetAccess.chap(TargetAccess.Chap.oneWay("bench", "bench-secret-1"))), SIZE);
+        FileTargetCatalog catalog = new FileTargetCatalog(
+                Map.of(VOL_A, dir.resolve("a.img"), VOL_B, dir.resolve("b.img"), VOL_CHAP, dir.resolve("c.img")), SIZE);
+        catalog.rules.put(VOL_CHAP, TargetAccess.chap(TargetAccess.Chap.oneWay("bench", "bench-secret-1")));
         server = new IscsiServer(GatewayConfig.fromArgs("--port=0"), catalog).start();
     }
 
