@@ -3,14 +3,11 @@ package io.fastblock.local;
 import static io.fastblock.local.VolumeChecks.MIB;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -129,17 +126,8 @@ class NodeFailureIT {
         Files.write(f, p);
         Path gatewayLog = cluster.processes().get("gateway").logFile();
         long logMark = Files.size(gatewayLog);
-        long t0 = System.nanoTime();
-        CompletableFuture<ExternalCommand.Result> writing = inBackground(() -> ExternalCommand.run(120, "qemu-img",
-                "convert", "-n", "-f", "raw", "-O", "raw", f.toString(), cluster.iscsiUrl("vf")));
-        Thread.sleep(1000);
-        assertFalse(writing.isDone(), "the write finished before the kill: nothing was tested");
-        cluster.processes().get("storage-2").kill();
-        long killedAt = System.nanoTime();
-        ExternalCommand.Result w = writing.get(150, TimeUnit.SECONDS);
-        System.out.printf("write across the kill of storage-2: killed at %d ms, qemu-img done %d ms after the kill%n",
-                ms(killedAt - t0), ms(System.nanoTime() - killedAt));
-        assertEquals(0, w.exitCode(), "qemu-img saw an error while storage-2 died:\n" + w.output());
+        ExternalCommand.Result w = acrossKill("storage-2", 1000, "write", "qemu-img", "convert", "-n", "-f", "raw",
+                "-O", "raw", f.toString(), cluster.iscsiUrl("vf"));
         List<Long> writeWaits = recoveredWaits(gatewayLog, logMark);
         System.out.println("write pieces resent after the kill: " + writeWaits.size() + ", longest wait "
                 + writeWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
@@ -153,32 +141,35 @@ class NodeFailureIT {
 
         Path out = dir.resolve("vf-read-across-kill.raw");
         logMark = Files.size(gatewayLog);
-        long r0 = System.nanoTime();
-        CompletableFuture<ExternalCommand.Result> reading = inBackground(() -> ExternalCommand.run(120, "qemu-img",
-                "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("vf"), out.toString()));
-        Thread.sleep(150);
-        assertFalse(reading.isDone(), "the read finished before the kill: nothing was tested");
-        cluster.processes().get("storage-1").kill();
-        long killed1At = System.nanoTime();
-        ExternalCommand.Result r = reading.get(150, TimeUnit.SECONDS);
-        System.out.printf("read across the kill of storage-1: killed at %d ms, qemu-img done %d ms after the kill%n",
-                ms(killed1At - r0), ms(System.nanoTime() - killed1At));
-        assertEquals(0, r.exitCode(), "qemu-img saw an error while storage-1 died:\n" + r.output());
+        acrossKill("storage-1", 150, "read", "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("vf"),
+                out.toString());
         List<Long> readWaits = recoveredWaits(gatewayLog, logMark);
         System.out.println("read pieces resent after the kill: " + readWaits.size() + ", longest wait "
                 + readWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
-        assertEquals(VOLUME, Files.size(out));
-        try (InputStream in = Files.newInputStream(out)) {
-            byte[] head = in.readNBytes(DATA);
-            assertEquals(-1, Arrays.mismatch(current, head), "the read differs from the data");
-            byte[] buf = new byte[(int) MIB];
-            int n;
-            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
-                assertTrue(VolumeChecks.allZero(buf, 0, n), "non-zero bytes past the written data");
-            }
+        try {
+            VolumeChecks.assertImageHolds(out, "vf", current, VOLUME);
         } finally {
             Files.delete(out);
         }
+    }
+
+    /**
+     * Runs an initiator command, kill -9s {@code node} after {@code delayMs} while the command is
+     * still running, and asserts the command then finishes without error.
+     */
+    private static ExternalCommand.Result acrossKill(String node, long delayMs, String what, String... command)
+            throws Exception {
+        long t0 = System.nanoTime();
+        CompletableFuture<ExternalCommand.Result> running = inBackground(() -> ExternalCommand.run(120, command));
+        Thread.sleep(delayMs);
+        assertFalse(running.isDone(), "the " + what + " finished before the kill: nothing was tested");
+        cluster.processes().get(node).kill();
+        long killedAt = System.nanoTime();
+        ExternalCommand.Result r = running.get(150, TimeUnit.SECONDS);
+        System.out.printf("%s across the kill of %s: killed at %d ms, qemu-img done %d ms after the kill%n",
+                what, node, ms(killedAt - t0), ms(System.nanoTime() - killedAt));
+        assertEquals(0, r.exitCode(), "qemu-img saw an error while " + node + " died:\n" + r.output());
+        return r;
     }
 
     private static final Pattern RECOVERED = Pattern.compile("succeeded at \\S+ on attempt \\d+, (\\d+) ms after");

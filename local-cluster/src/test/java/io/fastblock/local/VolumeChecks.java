@@ -39,30 +39,35 @@ final class VolumeChecks {
         ExternalCommand.ok(300, "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl(volume),
                 out.toString());
         try {
-            assertEquals(volumeSize, Files.size(out));
-            MessageDigest want = MessageDigest.getInstance("SHA-256");
-            want.update(pattern);
-            MessageDigest got = MessageDigest.getInstance("SHA-256");
-            byte[] buf = new byte[(int) MIB];
-            long firstMismatch = -1;
-            try (InputStream in = Files.newInputStream(out)) {
-                long pos = 0;
-                int n;
-                while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
-                    int head = (int) Math.max(0, Math.min(n, pattern.length - pos));
-                    got.update(buf, 0, head);
-                    if (firstMismatch < 0 && head > 0 && !Arrays.equals(buf, 0, head, pattern, (int) pos, (int) pos + head)) {
-                        firstMismatch = pos;
-                    }
-                    assertTrue(allZero(buf, head, n), "non-zero bytes past the written data near offset " + pos);
-                    pos += n;
-                }
-            }
-            assertEquals(HexFormat.of().formatHex(want.digest()), HexFormat.of().formatHex(got.digest()),
-                    "volume " + volume + " differs from what was written, first at MiB " + firstMismatch / MIB);
+            assertImageHolds(out, volume, pattern, volumeSize);
         } finally {
             Files.deleteIfExists(out);
         }
+    }
+
+    /** A raw image read out of a volume holds {@code pattern} first and zeros after it. */
+    static void assertImageHolds(Path image, String volume, byte[] pattern, long volumeSize) throws Exception {
+        assertEquals(volumeSize, Files.size(image));
+        MessageDigest want = MessageDigest.getInstance("SHA-256");
+        want.update(pattern);
+        MessageDigest got = MessageDigest.getInstance("SHA-256");
+        byte[] buf = new byte[(int) MIB];
+        long firstMismatch = -1;
+        try (InputStream in = Files.newInputStream(image)) {
+            long pos = 0;
+            int n;
+            while ((n = in.readNBytes(buf, 0, buf.length)) > 0) {
+                int head = (int) Math.max(0, Math.min(n, pattern.length - pos));
+                got.update(buf, 0, head);
+                if (firstMismatch < 0 && head > 0 && !Arrays.equals(buf, 0, head, pattern, (int) pos, (int) pos + head)) {
+                    firstMismatch = pos;
+                }
+                assertTrue(allZero(buf, head, n), "non-zero bytes past the written data near offset " + pos);
+                pos += n;
+            }
+        }
+        assertEquals(HexFormat.of().formatHex(want.digest()), HexFormat.of().formatHex(got.digest()),
+                "volume " + volume + " differs from what was written, first at MiB " + firstMismatch / MIB);
     }
 
     /** Every member of every chunk's group holds the pattern, read from its own copy over the storage protocol. */
