@@ -6,6 +6,7 @@ import io.fastblock.namenode.api.Router;
 import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
+import io.fastblock.namenode.meta.VolumeEdits;
 import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.namenode.meta.ZkSchema;
 import io.fastblock.namenode.placement.ChunkPlacement;
@@ -107,7 +108,7 @@ public final class NameNode implements AutoCloseable {
             ChunkPlacement placement = new ChunkPlacement(groups, nodes, volumes, chunkMaps);
             NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
                     new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
-                    new ProgressStore(curator), placement, leaderView);
+                    new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator));
             Router router = new NameNodeApi(services, new NameNodeApi.Settings(config.chunkSize(),
                     config.oversubscription(), config.leaseTtl(), System::currentTimeMillis)).router();
             SSLContext tls = config.tls()

@@ -12,6 +12,7 @@ import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.NodeStore.NodeState;
 import io.fastblock.namenode.meta.ProgressStore;
 import io.fastblock.namenode.meta.TenantStore;
+import io.fastblock.namenode.meta.VolumeEdits;
 import io.fastblock.namenode.meta.VolumeExistsException;
 import io.fastblock.namenode.meta.VolumeNotFoundException;
 import io.fastblock.namenode.meta.VolumeStore;
@@ -22,6 +23,7 @@ import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.LeaseRecord;
 import io.fastblock.protocol.meta.NodeAdminRecord;
+import io.fastblock.protocol.meta.QosSpec;
 import io.fastblock.protocol.meta.TenantRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
 import java.time.Duration;
@@ -37,7 +39,7 @@ public final class NameNodeApi {
     /** What the routes work on; any field may be null for a router that is only listed (contract test). */
     public record Services(VolumeStore volumes, ChunkMapStore chunkMaps, GroupStore groups, NodeStore nodes,
                            ExportStore exports, LeaseStore leases, TenantStore tenants, ProgressStore progress,
-                           ChunkPlacement placement, LeaderView leadership) {
+                           ChunkPlacement placement, LeaderView leadership, VolumeEdits edits) {
     }
 
     /** Tunables of the API: defaults for volumes, the thin-provisioning ratio, the lease duration, a clock. */
@@ -63,6 +65,7 @@ public final class NameNodeApi {
                 .add("POST", "/v1/volumes", guarded(this::createVolume))
                 .add("GET", "/v1/volumes/{name}", guarded(r -> getVolume(r.param("name"))))
                 .add("DELETE", "/v1/volumes/{name}", guarded(r -> deleteVolume(r.param("name"))))
+                .add("PATCH", "/v1/volumes/{name}", guarded(this::patchVolume))
                 .add("GET", "/v1/volumes/{name}/chunks/{index}",
                         guarded(r -> chunk(r.param("name"), r.param("index"), false)))
                 .add("POST", "/v1/volumes/{name}/chunks/{index}",
@@ -141,6 +144,55 @@ public final class NameNodeApi {
         }
         s.leases().delete(v.get().id());
         return ApiResponse.noContent();
+    }
+
+    /**
+     * Renames a volume and/or changes its QoS limits; no data moves. QoS is applied first, so a
+     * request doing both that fails on the rename (name taken, volume attached) has still changed
+     * nothing but the limits, and repeating it is harmless. A rename is refused while a gateway
+     * holds a live write lease: the target IQN derives from the name, so an initiator logged in to
+     * the old IQN would otherwise keep writing a volume that no longer answers to it.
+     */
+    private ApiResponse patchVolume(ApiRequest r) {
+        String name = r.param("name");
+        VolumeRecord v = existing(name);
+        JsonNode root = CreateVolumeRequest.parseJson(r.body());
+        root.fieldNames().forEachRemaining(f -> {
+            if (!f.equals("name") && !f.equals("qos")) {
+                throw new ApiException(400, "INVALID_FIELD", "field '" + f + "' cannot be changed; a PATCH may set"
+                        + " 'name' and 'qos'");
+            }
+        });
+        JsonNode n = root.get("name");
+        String newName = null;
+        if (n != null && !n.isNull()) {
+            if (!n.isTextual() || !CreateVolumeRequest.validName(n.textValue())) {
+                throw new ApiException(400, "INVALID_NAME", "name " + n + " is invalid: 1 to 63 characters of a-z,"
+                        + " 0-9, '.' and '-', starting with a letter or digit");
+            }
+            newName = n.textValue().equals(name) ? null : n.textValue();
+        }
+        JsonNode q = root.get("qos");
+        QosSpec qos = q == null || q.isNull() ? null : CreateVolumeRequest.qos(q);
+        if (newName != null) {
+            if (s.volumes().get(newName).isPresent()) {
+                throw new VolumeExistsException(newName);
+            }
+            long now = settings.clockMillis().getAsLong();
+            Optional<LeaseRecord> lease = s.leases().get(v.id()).filter(l -> !l.expired(now));
+            if (lease.isPresent()) {
+                throw new ApiException(409, "VOLUME_ATTACHED", "volume '" + name + "' cannot be renamed while gateway '"
+                        + lease.get().holder() + "' holds its write lease (until "
+                        + java.time.Instant.ofEpochMilli(lease.get().expiresAtMillis()) + "); detach it first");
+            }
+        }
+        if (qos != null && !qos.equals(v.qos())) {
+            v = s.edits().setQos(name, qos);
+        }
+        if (newName != null) {
+            v = s.edits().rename(name, newName);
+        }
+        return ApiResponse.ok(Views.volume(v, s.chunkMaps().allocatedCount(v.name())));
     }
 
     private ApiResponse chunk(String name, String indexText, boolean allocate) {

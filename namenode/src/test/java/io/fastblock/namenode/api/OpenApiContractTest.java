@@ -44,7 +44,7 @@ class OpenApiContractTest {
 
     private static Set<String> servedRoutes() {
         // Handlers are never invoked here, so the router can be built without stores.
-        Router router = new NameNodeApi(new NameNodeApi.Services(null, null, null, null, null, null, null, null, null, null),
+        Router router = new NameNodeApi(new NameNodeApi.Services(null, null, null, null, null, null, null, null, null, null, null),
                 NameNodeApi.Settings.defaults(ChunkSizes.DEFAULT)).router();
         Set<String> routes = new TreeSet<>();
         for (Router.Route r : router.routes()) {
@@ -85,7 +85,8 @@ class OpenApiContractTest {
                 "VOLUME_NOT_FOUND", "NO_REPLICATION_GROUPS", "METADATA_UNAVAILABLE", "INTERNAL_ERROR", "UNAUTHORIZED",
                 "NOT_LEADER", "INVALID_TENANT", "INVALID_QOS", "INVALID_ID", "IDEMPOTENCY_CONFLICT",
                 "INSUFFICIENT_CAPACITY", "INVALID_INITIATOR", "INVALID_HOST", "INVALID_CHAP", "EXPORT_NOT_FOUND",
-                "INVALID_GATEWAY", "INVALID_EPOCH", "LEASE_LOST", "NODE_NOT_FOUND", "INVALID_WEIGHT"), codes);
+                "INVALID_GATEWAY", "INVALID_EPOCH", "LEASE_LOST", "NODE_NOT_FOUND", "INVALID_WEIGHT", "INVALID_FIELD",
+                "VOLUME_ATTACHED"), codes);
     }
 
     private static void collectRefs(JsonNode n, Set<String> refs) {
