@@ -8,7 +8,11 @@ public enum OpCode {
     /** A joining replica asks the tail which chunks of a group it holds (and how long they are). */
     CHUNK_LIST(4),
     /** A joining replica copies a range of a chunk from the tail's copy, outside the lease fence. */
-    COPY_READ(5);
+    COPY_READ(5),
+    /** Which ranges of a chunk are allocated on the receiving replica ({@link Extents}). */
+    EXTENTS(6),
+    /** Raise (or seal) a volume id's lease-epoch floor on the receiving server. */
+    FENCE(7);
 
     public static final int RESPONSE_BIT = 0x80;
 

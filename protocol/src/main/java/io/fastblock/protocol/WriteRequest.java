@@ -1,24 +1,59 @@
 package io.fastblock.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 /**
- * Write {@code data} at {@code offset} within a chunk. The gateway sends it to the head, which
- * forwards it down the chain; {@code sequence} is 0 from the gateway and assigned by the head.
- * The receiver owns {@code data} and must release it.
+ * Write {@code data} at {@code offset} within a chunk, or (with {@link #FLAG_TRIM}) give back the
+ * range {@code [offset, offset + trimLength)}. The gateway sends it to the head, which forwards it
+ * down the chain; {@code sequence} is 0 from the gateway and assigned by the head. A trim travels
+ * exactly like a write (ordered, sequenced, resent, fenced) but carries no data bytes: afterwards
+ * the range reads as zeros and is no longer allocated. The receiver owns {@code data} and must
+ * release it.
  */
 public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkId chunk, long offset,
-                           long sequence, ByteBuf data) implements StorageMessage {
+                           long sequence, ByteBuf data, int trimLength) implements StorageMessage {
     /** Set by a replica forwarding the write to its successor. */
     public static final int FLAG_FORWARDED = 0x01;
+    /** The request is a trim: no data, {@link #length()} is the length of the range given back. */
+    public static final int FLAG_TRIM = 0x02;
+
+    public WriteRequest {
+        if ((flags & FLAG_TRIM) != 0) {
+            if (data.isReadable()) {
+                throw new IllegalArgumentException("a trim carries no data, got " + data.readableBytes() + " bytes");
+            }
+            if (trimLength < 0) {
+                throw new IllegalArgumentException("negative trim length " + trimLength);
+            }
+        } else if (trimLength != 0) {
+            throw new IllegalArgumentException("trim length " + trimLength + " on a write without FLAG_TRIM");
+        }
+    }
+
+    /** A write of {@code data} (the usual case). */
+    public WriteRequest(long requestId, int flags, ChainAddress chain, ChunkId chunk, long offset, long sequence,
+                        ByteBuf data) {
+        this(requestId, flags, chain, chunk, offset, sequence, data, 0);
+    }
+
+    /** A trim of {@code [offset, offset + length)} as a client sends it (sequence 0: the head assigns it). */
+    public static WriteRequest trim(long requestId, ChainAddress chain, ChunkId chunk, long offset, int length) {
+        return new WriteRequest(requestId, FLAG_TRIM, chain, chunk, offset, 0, Unpooled.EMPTY_BUFFER, length);
+    }
 
     @Override
     public OpCode op() {
         return OpCode.WRITE;
     }
 
+    /** Bytes written, or for a trim the length of the range given back. */
     public int length() {
-        return data.readableBytes();
+        return isTrim() ? trimLength : data.readableBytes();
+    }
+
+    public boolean isTrim() {
+        return (flags & FLAG_TRIM) != 0;
     }
 
     public boolean forwarded() {
@@ -26,6 +61,7 @@ public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkI
     }
 
     public WriteRequest forward(long newRequestId, long assignedSequence, ByteBuf sameData) {
-        return new WriteRequest(newRequestId, flags | FLAG_FORWARDED, chain, chunk, offset, assignedSequence, sameData);
+        return new WriteRequest(newRequestId, flags | FLAG_FORWARDED, chain, chunk, offset, assignedSequence, sameData,
+                trimLength);
     }
 }

@@ -4,6 +4,8 @@ import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.CopyReadRequest;
+import io.fastblock.protocol.ExtentsRequest;
+import io.fastblock.protocol.FenceRequest;
 import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.PingRequest;
 import io.fastblock.protocol.ProtocolException;
@@ -27,10 +29,15 @@ import java.nio.charset.StandardCharsets;
  * PING     = (empty)
  * WRITE    = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
  *            offset:int64 sequence:int64 length:int32 data[length]
+ *            flags: 0x01 FORWARDED (replica to successor), 0x02 TRIM: the same header, NO data
+ *            bytes; length is the length of the range given back
  * READ     = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
  *            offset:int64 length:int32
+ *            flags: 0x02 WITH_EXTENTS: answer data = Extents of the range, then the bytes
  * CHUNK_LIST = groupId:int32 chainVersion:int64 leaseEpoch:int64      (answer data: ChunkListing)
  * COPY_READ  = same layout as READ                                     (answer data: the bytes)
+ * EXTENTS  = same layout as READ                  (answer data: Extents = count:int32 (offset:int64 length:int32){count})
+ * FENCE    = volumeId:int64 epoch:int64           (server-wide; answer: empty data)
  * response = status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
  * </pre>
  * All integers are big-endian. Data is never copied: encoding composes the header with the
@@ -60,13 +67,13 @@ public final class StorageFrames {
         header.writeByte(VERSION);
         int op = message.op().code() | (message instanceof StorageResponse ? OpCode.RESPONSE_BIT : 0);
         header.writeByte(op);
-        header.writeByte(message instanceof WriteRequest w ? w.flags() : 0);
+        header.writeByte(flagsOf(message));
         header.writeLong(message.requestId());
         if (message instanceof WriteRequest w) {
             writeChainAndChunk(header, w.chain(), w.chunk());
             header.writeLong(w.offset());
             header.writeLong(w.sequence());
-            header.writeInt(payload.readableBytes());
+            header.writeInt(w.isTrim() ? w.trimLength() : payload.readableBytes());
         } else if (message instanceof ReadRequest r) {
             writeChainAndChunk(header, r.chain(), r.chunk());
             header.writeLong(r.offset());
@@ -75,6 +82,13 @@ public final class StorageFrames {
             writeChainAndChunk(header, r.chain(), r.chunk());
             header.writeLong(r.offset());
             header.writeInt(r.length());
+        } else if (message instanceof ExtentsRequest r) {
+            writeChainAndChunk(header, r.chain(), r.chunk());
+            header.writeLong(r.offset());
+            header.writeInt(r.length());
+        } else if (message instanceof FenceRequest f) {
+            header.writeLong(f.volumeId());
+            header.writeLong(f.epoch());
         } else if (message instanceof ChunkListRequest l) {
             writeChain(header, l.chain());
         } else if (message instanceof StorageResponse s) {
@@ -133,21 +147,46 @@ public final class StorageFrames {
                     ChunkId chunk = readChunk(frame);
                     long offset = readOffset(frame);
                     long sequence = frame.readLong();
+                    if ((flags & WriteRequest.FLAG_TRIM) != 0) {
+                        int len = frame.readInt();
+                        if (len < 0) {
+                            throw new ProtocolException("negative trim length " + len);
+                        }
+                        if (frame.isReadable()) {
+                            throw new ProtocolException("a trim carries no data, but " + frame.readableBytes()
+                                    + " bytes follow its header");
+                        }
+                        return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, Unpooled.EMPTY_BUFFER, len);
+                    }
                     ByteBuf data = readData(frame);
                     return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data);
                 }
                 case READ:
-                case COPY_READ: {
+                case COPY_READ:
+                case EXTENTS: {
                     ChainAddress chain = readChain(frame);
                     ChunkId chunk = readChunk(frame);
                     long offset = readOffset(frame);
                     int len = frame.readInt();
                     if (len < 0 || len > MAX_DATA) {
-                        throw new ProtocolException("read length " + len + " outside 0.." + MAX_DATA);
+                        throw new ProtocolException(op.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
+                                + " length " + len + " outside 0.." + MAX_DATA);
                     }
                     expectEnd(frame, op);
-                    return op == OpCode.READ ? new ReadRequest(requestId, chain, chunk, offset, len)
-                            : new CopyReadRequest(requestId, chain, chunk, offset, len);
+                    switch (op) {
+                        case READ:
+                            return new ReadRequest(requestId, flags, chain, chunk, offset, len);
+                        case COPY_READ:
+                            return new CopyReadRequest(requestId, chain, chunk, offset, len);
+                        default:
+                            return new ExtentsRequest(requestId, chain, chunk, offset, len);
+                    }
+                }
+                case FENCE: {
+                    if (frame.readableBytes() != 16) {
+                        throw new ProtocolException("FENCE body of " + frame.readableBytes() + " bytes, expected 16");
+                    }
+                    return new FenceRequest(requestId, frame.readLong(), frame.readLong());
                 }
                 case CHUNK_LIST: {
                     if (frame.readableBytes() != CHAIN) {
@@ -163,6 +202,16 @@ public final class StorageFrames {
         } catch (IllegalArgumentException e) {
             throw new ProtocolException(e.getMessage());
         }
+    }
+
+    private static int flagsOf(StorageMessage message) {
+        if (message instanceof WriteRequest w) {
+            return w.flags();
+        }
+        if (message instanceof ReadRequest r) {
+            return r.flags();
+        }
+        return 0;
     }
 
     private static ByteBuf payloadOf(StorageMessage message) {

@@ -17,6 +17,8 @@ package io.fastblock.protocol.meta;
  * /fastblock/client-ids/{clientId}       persistent  name of the volume created with this client id
  * /fastblock/tenants/{name}              persistent  TenantRecord JSON (fair-share weight)
  * /fastblock/leases/{volumeId}           persistent  LeaseRecord JSON: write lease holder, epoch, expiry
+ * /fastblock/fences/{volumeId}           persistent  lease-epoch floor of a volume id, decimal text;
+ *                                                   Long.MAX_VALUE = sealed (VolumeFences)
  * /fastblock/node-admin/{nodeId}         persistent  NodeAdminRecord JSON: active / draining / decommissioned
  * /fastblock/namenodes/leader/...        ephemeral   Curator LeaderLatch participants (id = the namenode's URL)
  * </pre>
@@ -33,6 +35,7 @@ public final class ZkPaths {
     public static final String TENANTS = ROOT + "/tenants";
     public static final String LEASES = ROOT + "/leases";
     public static final String NODE_ADMIN = ROOT + "/node-admin";
+    public static final String FENCES = ROOT + "/fences";
     public static final String NAMENODE_LEADER = ROOT + "/namenodes/leader";
 
     private ZkPaths() {
@@ -100,6 +103,11 @@ public final class ZkPaths {
     /** The write lease of a volume, by the numeric id storage servers see in requests. */
     public static String lease(long volumeId) {
         return LEASES + "/" + volumeId;
+    }
+
+    /** The lease-epoch floor storage servers enforce for a volume id (see {@link VolumeFences}). */
+    public static String fence(long volumeId) {
+        return FENCES + "/" + volumeId;
     }
 
     public static String nodeAdmin(String nodeId) {

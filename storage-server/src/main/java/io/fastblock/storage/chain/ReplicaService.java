@@ -105,8 +105,18 @@ public final class ReplicaService implements AutoCloseable {
         if (message instanceof PingRequest p) {
             return CompletableFuture.completedFuture(StorageResponse.ok(p.requestId(), OpCode.PING));
         }
+        if (message instanceof WriteRequest w && w.isTrim()) {
+            // Interim until the server side of TRIM lands: refuse rather than apply a zero-length write.
+            return done(StorageResponse.error(w.requestId(), OpCode.WRITE, Status.BAD_REQUEST,
+                    "node " + nodeId + ": TRIM is not supported by this server yet"));
+        }
         if (message instanceof WriteRequest w) {
             return write(w);
+        }
+        if (message instanceof ReadRequest r && r.wantsExtents()
+                || message instanceof io.fastblock.protocol.ExtentsRequest || message instanceof io.fastblock.protocol.FenceRequest) {
+            return done(StorageResponse.error(message.requestId(), message.op(), Status.BAD_REQUEST,
+                    "node " + nodeId + ": " + message.op() + " is not supported by this server yet"));
         }
         if (message instanceof ReadRequest r) {
             return read(r, alloc);
