@@ -32,6 +32,13 @@ public final class ScsiCommandHandler {
     static final int MAX_UNMAP_DESCRIPTORS = 256;
     /** Per UNMAP command and per WRITE SAME with UNMAP (libiscsi wants at most 2^20 blocks). */
     static final long MAX_UNMAP_BYTES = 256L << 20;
+    /**
+     * WRITE ATOMIC(16): at most this many bytes, starting at a multiple of it. An aligned range of
+     * this size never crosses a chunk (chunk sizes are multiples of it), so the FAST client carries
+     * it as one storage write, which every replica applies whole; the range lock keeps other
+     * commands of this LU from seeing it half done.
+     */
+    static final int ATOMIC_BYTES = 128 << 10;
 
     public ScsiCommandHandler(BlockDevice device, String targetName) {
         this.device = device;
@@ -39,7 +46,10 @@ public final class ScsiCommandHandler {
         this.blockSize = device.blockSize();
         this.blocks = device.sizeBytes() / blockSize;
         this.thin = device.thinProvisioned();
+        this.copies = new CopyManager(device, this::locked);
     }
+
+    private final CopyManager copies;
 
     public BlockDevice device() {
         return device;
@@ -53,6 +63,7 @@ public final class ScsiCommandHandler {
     /** A session ended (logout, connection loss, reinstatement): an I_T nexus loss for this LU. */
     public void detach(ScsiNexus nexus) {
         reservations.nexusLost(nexus);
+        copies.nexusLost(nexus);
     }
 
     /** Whether the LU advertises and serves logical block provisioning (UNMAP, GET LBA STATUS...). */
@@ -76,6 +87,7 @@ public final class ScsiCommandHandler {
             case 0x2A, 0x2E -> cdb.getUnsignedShort(7);
             case 0xAA, 0xAE -> cdb.getUnsignedInt(6);
             case 0x8A, 0x8E -> cdb.getUnsignedInt(10);
+            case 0x9C -> cdb.getUnsignedShort(12); // WRITE ATOMIC(16)
             case 0x2F -> verifyBlocks(cdb, cdb.getUnsignedShort(7));
             case 0xAF -> verifyBlocks(cdb, cdb.getUnsignedInt(6));
             case 0x8F -> verifyBlocks(cdb, cdb.getUnsignedInt(10));
@@ -93,6 +105,7 @@ public final class ScsiCommandHandler {
             case 0x55 -> cdb.getUnsignedShort(7);
             case 0x42 -> cdb.getUnsignedShort(7); // UNMAP parameter list
             case 0x5F -> cdb.getUnsignedInt(5); // PERSISTENT RESERVE OUT parameter list
+            case 0x83 -> cdb.getUnsignedInt(10); // EXTENDED COPY parameter list
             default -> 0;
         };
     }
@@ -166,6 +179,9 @@ public final class ScsiCommandHandler {
                 case 0x2A -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0xAA -> checkProtect(cdb) ? write(cdb.getUnsignedInt(6), cdb.getUnsignedInt(2), dataOut) : invalidField();
                 case 0x8A -> checkProtect(cdb) ? write(cdb.getUnsignedInt(10), cdb.getLong(2), dataOut) : invalidField();
+                case 0x9C -> writeAtomic(cdb, dataOut);
+                case 0x83 -> copies.extendedCopy(cdb, dataOut, nexus, blocks, designators());
+                case 0x84 -> done(copies.receiveCopyResults(cdb, nexus, alloc));
                 // WRITE AND VERIFY: a write is durable and read back from the same replicas, so the
                 // verification (BYTCHK=1 compares the data just written) cannot fail after a good write.
                 case 0x2E -> checkProtect(cdb) ? write(cdb.getUnsignedShort(7), cdb.getUnsignedInt(2), dataOut) : invalidField();
@@ -194,7 +210,7 @@ public final class ScsiCommandHandler {
                         : invalidField();
                 case 0x42 -> thin ? unmap(cdb, dataOut) : done(ScsiResult.check(Sense.INVALID_OPCODE));
                 case 0xA3 -> done((cdb.getByte(1) & 0x1f) == 0x0C ? SupportedOpcodes.report(cdb, alloc, thin)
-                        : ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)); // MAINTENANCE IN
+                        : ScsiResult.check(Sense.invalidCdbField(1))); // MAINTENANCE IN: only this service action
                 case 0x1B -> done((cdb.getByte(4) & 0x02) != 0 ? ScsiResult.check(Sense.INVALID_FIELD_IN_CDB)
                         : ScsiResult.good()); // START STOP UNIT: fixed disk, always started
                 default -> done(ScsiResult.check(Sense.INVALID_OPCODE));
@@ -207,7 +223,7 @@ public final class ScsiCommandHandler {
     /** Which reservation class an opcode belongs to (SPC-4 table 58, simplified). */
     static Reservations.Access access(int op, ByteBuf cdb) {
         return switch (op) {
-            case 0x12, 0xA0, 0x03, 0x00, 0x25, 0x5E, 0x5F, 0x17, 0xA3 -> Reservations.Access.ALWAYS;
+            case 0x12, 0xA0, 0x03, 0x00, 0x25, 0x5E, 0x5F, 0x17, 0xA3, 0x84 -> Reservations.Access.ALWAYS;
             case 0x9E -> (cdb.getByte(1) & 0x1f) == 0x10 ? Reservations.Access.ALWAYS : Reservations.Access.READ;
             case 0x08, 0x28, 0xA8, 0x88, 0x2F, 0xAF, 0x8F, 0x34, 0x90, 0x1A, 0x5A, 0x37, 0xB7 ->
                     Reservations.Access.READ;
@@ -275,6 +291,40 @@ public final class ScsiCommandHandler {
         ByteBuf slice = dataOut.slice(dataOut.readerIndex(), (int) (n * blockSize));
         return locked(lba, n, () -> deviceWrite(lba * blockSize, slice))
                 .handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /**
+     * WRITE ATOMIC(16) (SBC-4 5.48): a write that takes effect whole or not at all, within the VPD
+     * B0 atomic limits (length up to {@link #ATOMIC_BYTES}, starting on a multiple of it, no atomic
+     * boundary). Range errors come before limit errors, as for every write.
+     */
+    private CompletableFuture<ScsiResult> writeAtomic(ByteBuf cdb, ByteBuf dataOut) {
+        if (!checkProtect(cdb)) {
+            return done(ScsiResult.check(Sense.invalidCdbField(1))); // WRPROTECT: no protection information
+        }
+        long lba = cdb.getLong(2);
+        long count = cdb.getUnsignedShort(12);
+        if (!inRange(lba, count)) {
+            return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
+        }
+        if (count == 0) {
+            return done(ScsiResult.good());
+        }
+        long maxBlocks = ATOMIC_BYTES / blockSize;
+        if (cdb.getUnsignedShort(10) != 0) {
+            return done(ScsiResult.check(Sense.invalidCdbField(10))); // ATOMIC BOUNDARY: none supported
+        }
+        if (count > maxBlocks) {
+            return done(ScsiResult.check(Sense.invalidCdbField(12)));
+        }
+        if (lba % maxBlocks != 0) {
+            return done(ScsiResult.check(Sense.invalidCdbField(2))); // not on an ATOMIC ALIGNMENT boundary
+        }
+        if (dataOut == null || dataOut.readableBytes() < count * blockSize) {
+            // a partial atomic write is no atomic write: refuse instead of writing what arrived
+            return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
+        }
+        return write(count, lba, dataOut);
     }
 
     /** Runs {@code io} holding the range lock of [lba, lba+count); the lock goes when its future does. */
@@ -505,18 +555,26 @@ public final class ScsiCommandHandler {
      * MAXIMUM WRITE SAME LENGTH; NUMBER OF BLOCKS 0 is refused (WSNZ=1). With UNMAP on a thin LU a
      * range of zeros is deallocated instead (unmapped blocks read as zeros: LBPRZ=1).
      */
-    private CompletableFuture<ScsiResult> writeSame(ByteBuf cdb, long count, long lba, boolean ndob, ByteBuf dataOut,
+    private CompletableFuture<ScsiResult> writeSame(ByteBuf cdb, long requested, long lba, boolean ndob, ByteBuf dataOut,
                                                     ByteBufAllocator alloc) {
         int flags = cdb.getByte(1);
         boolean unmap = (flags & 0x08) != 0;
-        if ((flags & 0xe0) != 0 || (flags & 0x10) != 0 || (unmap && !thin) || count == 0) {
-            return invalidField(); // WRPROTECT, ANCHOR, UNMAP on a thick LU, or "to the end"
+        if ((flags & 0xe0) != 0 || (flags & 0x10) != 0 || (unmap && !thin)) {
+            return done(ScsiResult.check(Sense.invalidCdbField(1))); // WRPROTECT, ANCHOR, UNMAP on a thick LU
         }
+        if (requested == 0) {
+            // WSNZ=1 (VPD B0). With WSNZ=0, Debian's libiscsi 1.19 WriteSame10.UnmapUntilEnd sends
+            // WRITE SAME(10) UNMAP with a block of 0xFF and wants zeros back: writing what was sent
+            // (SBC-4: only data equal to a deallocated block's may be deallocated) would fail it.
+            return done(ScsiResult.check(Sense.invalidCdbField(cdb.getUnsignedByte(0) == 0x41 ? 7 : 10)));
+        }
+        long count = requested;
         if (!inRange(lba, count)) {
             return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
         }
         if (count * blockSize > MAX_TRANSFER_BYTES) {
-            return invalidField(); // beyond MAXIMUM WRITE SAME LENGTH, with or without UNMAP
+            return done(ScsiResult.check(Sense.invalidCdbField(cdb.getUnsignedByte(0) == 0x41 ? 7 : 10)));
+            // beyond MAXIMUM WRITE SAME LENGTH, with or without UNMAP
         }
         if (!ndob && (dataOut == null || dataOut.readableBytes() < blockSize)) {
             return invalidField();
@@ -725,18 +783,36 @@ public final class ScsiCommandHandler {
         out.writeByte(0x00);
         out.writeByte(0x83);
         out.writeShort(0); // length, set below
+        for (byte[] d : designators()) {
+            out.writeBytes(d);
+        }
+        out.setShort(start + 2, out.writerIndex() - start - 4);
+    }
+
+    /**
+     * The LU's designation descriptors (VPD 0x83), each header + designator: what EXTENDED COPY
+     * target descriptors must name to reach this LU.
+     */
+    java.util.List<byte[]> designators() {
+        java.util.List<byte[]> all = new java.util.ArrayList<>();
         // NAA 6 (IEEE Registered Extended): company id + volume id, associated with the LU.
-        out.writeByte(0x01).writeByte(0x03).writeByte(0).writeByte(16);
-        out.writeLong(6L << 60 | COMPANY_ID << 36);
-        out.writeLong(device.volumeId());
+        ByteBuf naa = io.netty.buffer.Unpooled.buffer(20);
+        naa.writeByte(0x01).writeByte(0x03).writeByte(0).writeByte(16);
+        naa.writeLong(6L << 60 | COMPANY_ID << 36);
+        naa.writeLong(device.volumeId());
+        all.add(io.netty.buffer.ByteBufUtil.getBytes(naa));
         // T10 vendor identification: vendor + volume name.
         byte[] t10 = (padRight(VENDOR, 8) + device.name()).getBytes(StandardCharsets.US_ASCII);
-        out.writeByte(0x02).writeByte(0x01).writeByte(0).writeByte(t10.length).writeBytes(t10);
+        ByteBuf t = io.netty.buffer.Unpooled.buffer(4 + t10.length);
+        t.writeByte(0x02).writeByte(0x01).writeByte(0).writeByte(t10.length).writeBytes(t10);
+        all.add(io.netty.buffer.ByteBufUtil.getBytes(t));
         // SCSI name string (iSCSI, target device): the IQN, NUL-terminated and padded to 4.
         byte[] name = targetName.getBytes(StandardCharsets.UTF_8);
         int len = (name.length + 1 + 3) & ~3;
-        out.writeByte(0x53).writeByte(0xA8).writeByte(0).writeByte(len).writeBytes(name).writeZero(len - name.length);
-        out.setShort(start + 2, out.writerIndex() - start - 4);
+        ByteBuf n = io.netty.buffer.Unpooled.buffer(4 + len);
+        n.writeByte(0x53).writeByte(0xA8).writeByte(0).writeByte(len).writeBytes(name).writeZero(len - name.length);
+        all.add(io.netty.buffer.ByteBufUtil.getBytes(n));
+        return all;
     }
 
     private static String padRight(String s, int width) {
@@ -763,6 +839,11 @@ public final class ScsiCommandHandler {
         }
         b.writerIndex(32); // page byte 36
         b.writeLong(MAX_TRANSFER_BYTES / blockSize); // MAXIMUM WRITE SAME LENGTH
+        b.writeInt(ATOMIC_BYTES / blockSize); // MAXIMUM ATOMIC TRANSFER LENGTH
+        b.writeInt(ATOMIC_BYTES / blockSize); // ATOMIC ALIGNMENT
+        b.writeInt(1); // ATOMIC TRANSFER LENGTH GRANULARITY
+        b.writeInt(0); // MAXIMUM ATOMIC TRANSFER LENGTH WITH ATOMIC BOUNDARY: boundaries not supported
+        b.writeInt(0); // MAXIMUM ATOMIC BOUNDARY SIZE
         vpd(out, 0xB0, p);
     }
 
@@ -784,7 +865,7 @@ public final class ScsiCommandHandler {
             return getLbaStatus(cdb, alloc);
         }
         if (sa != 0x10) {
-            return invalidField(); // READ CAPACITY(16), and GET LBA STATUS when thin
+            return done(ScsiResult.check(Sense.invalidCdbField(1))); // READ CAPACITY(16), and GET LBA STATUS when thin
         }
         return done(readCapacity16(cdb, alloc));
     }

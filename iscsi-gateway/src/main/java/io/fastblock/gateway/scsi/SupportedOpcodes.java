@@ -60,11 +60,15 @@ final class SupportedOpcodes {
             new Command(0x8A, -1, new int[] {0x8A, 0x18, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0x8E, -1, new int[] {0x8E, 0x12, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0x8F, -1, new int[] {0x8F, 0x16, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
+            new Command(0x83, 0x00, new int[] {0x83, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, FF, FF, FF, FF, 0, 0}),
+            new Command(0x84, 0x00, new int[] {0x84, 0x1f, FF, 0, 0, 0, 0, 0, 0, 0, FF, FF, FF, FF, 0, 0}),
+            new Command(0x84, 0x03, new int[] {0x84, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, FF, FF, FF, FF, 0, 0}),
             new Command(0x89, -1, new int[] {0x89, 0xf8, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0, 0, FF, 0, 0}),
             new Command(0x8B, -1, new int[] {0x8B, 0x18, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0x90, -1, new int[] {0x90, 0, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0x91, -1, new int[] {0x91, 0, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0x93, -1, new int[] {0x93, 0x01, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
+            new Command(0x9C, -1, new int[] {0x9C, 0x18, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0, FF, FF, 0, 0}),
             new Command(0x9E, 0x10, new int[] {0x9E, 0x1f, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
             new Command(0xA0, -1, new int[] {0xA0, 0, FF, 0, 0, 0, FF, FF, FF, FF, 0, 0}),
             new Command(0xA3, 0x0C, new int[] {0xA3, 0x1f, 0x87, FF, FF, FF, FF, FF, FF, FF, 0, 0}),
@@ -117,7 +121,7 @@ final class SupportedOpcodes {
             boolean hasSa = table.stream().anyMatch(c -> c.opcode == opcode && c.sa >= 0);
             if ((options == 1 && hasSa) || (options == 2 && !hasSa && known(table, opcode))) {
                 out.release();
-                return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+                return ScsiResult.check(Sense.invalidCdbField(2)); // these REPORTING OPTIONS do not fit the opcode
             }
             Command found = table.stream()
                     .filter(c -> c.opcode == opcode && (c.sa < 0 || (options != 1 && c.sa == sa)))
@@ -137,7 +141,7 @@ final class SupportedOpcodes {
             }
         } else {
             out.release();
-            return ScsiResult.check(Sense.INVALID_FIELD_IN_CDB);
+            return ScsiResult.check(Sense.invalidCdbField(2));
         }
         if (out.readableBytes() > allocLen) {
             out.writerIndex((int) allocLen);
