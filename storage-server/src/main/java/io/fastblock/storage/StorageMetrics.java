@@ -15,6 +15,10 @@ public final class StorageMetrics {
     public final Counter logAppends;
     public final Counter logFsyncs;
     public final Counter corruptReads;
+    public final Counter trims;
+    public final Counter bytesTrimmed;
+    public final Counter extentsRequests;
+    public final Counter fences;
 
     public StorageMetrics() {
         this(new SimpleMeterRegistry());
@@ -29,6 +33,10 @@ public final class StorageMetrics {
         logAppends = Counter.builder("fastblock.log.appends").description("records appended to the log").register(registry);
         logFsyncs = Counter.builder("fastblock.log.fsyncs").description("fsyncs of log segments").register(registry);
         corruptReads = Counter.builder("fastblock.log.corrupt.reads").register(registry);
+        trims = Counter.builder("fastblock.storage.trims").description("trim requests served").register(registry);
+        bytesTrimmed = Counter.builder("fastblock.storage.bytes.trimmed").description("bytes given back by trims").register(registry);
+        extentsRequests = Counter.builder("fastblock.storage.extents.requests").description("EXTENTS requests and reads with extents served").register(registry);
+        fences = Counter.builder("fastblock.storage.fences").description("FENCE requests answered").register(registry);
         Gauge.builder("fastblock.log.writes.per.fsync", this, StorageMetrics::writesPerFsync).register(registry);
     }
 

@@ -65,6 +65,7 @@ public final class StorageServer implements AutoCloseable {
     private LogStore log;
     private LogCleaner cleaner;
     private CuratorFramework zk;
+    private io.fastblock.storage.chain.FenceDirectory fences;
     private ExecutorService zkReads;
     private GroupDirectory groups;
     private NodeDirectory nodes;
@@ -140,6 +141,12 @@ public final class StorageServer implements AutoCloseable {
         storage.withRepairingReads(integrity.readRepair()::read, groups);
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
                 metrics, chainMetrics, config.chain(), chainBlocking);
+        // Recorded fences are in force before the first request is served.
+        fences = new io.fastblock.storage.chain.FenceDirectory(zk, service.fences());
+        int loadedFences = fences.start();
+        if (loadedFences > 0) {
+            LOG.info("storage node {}: {} recorded volume fence(s) loaded", nodeId, loadedFences);
+        }
         ReplicaService served = service;
         ServerBootstrap b = new ServerBootstrap().group(boss, workers).channel(NettyTransport.serverChannel(boss))
                 .childOption(ChannelOption.TCP_NODELAY, true)
@@ -252,6 +259,9 @@ public final class StorageServer implements AutoCloseable {
         }
         if (boss != null) {
             boss.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        if (fences != null) {
+            quietly(fences::close);
         }
         if (groups != null) {
             quietly(groups::close);

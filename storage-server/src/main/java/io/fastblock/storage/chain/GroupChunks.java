@@ -72,7 +72,14 @@ public final class GroupChunks implements Closeable {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         Set<ChunkId> set = set(groupId);
         while (b.remaining() >= 16) {
-            set.add(new ChunkId(b.getLong(), b.getLong()));
+            long volume = b.getLong();
+            long index = b.getLong();
+            // A negative volume id is a removal (~volumeId) written when a trim dropped the whole chunk.
+            if (volume < 0) {
+                set.remove(new ChunkId(~volume, index));
+            } else {
+                set.add(new ChunkId(volume, index));
+            }
         }
     }
 
@@ -85,6 +92,22 @@ public final class GroupChunks implements Closeable {
         if (!set(groupId).add(chunk)) {
             return CompletableFuture.completedFuture(null);
         }
+        return append(groupId, chunk, chunk.volumeId());
+    }
+
+    /**
+     * Records that this node no longer holds {@code chunk} for the group (a trim of the whole
+     * chunk); completes once that is on disk. A later write adds it again.
+     */
+    public CompletableFuture<Void> remove(int groupId, ChunkId chunk) {
+        highWater.remove(chunk);
+        if (!set(groupId).remove(chunk)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return append(groupId, chunk, ~chunk.volumeId());
+    }
+
+    private CompletableFuture<Void> append(int groupId, ChunkId chunk, long volumeField) {
         return CompletableFuture.runAsync(() -> {
             try {
                 FileChannel ch = files.computeIfAbsent(groupId, g -> {
@@ -100,7 +123,7 @@ public final class GroupChunks implements Closeable {
                 if (size % 16 != 0) {
                     ch.truncate(size - size % 16);
                 }
-                ByteBuffer b = ByteBuffer.allocate(16).putLong(chunk.volumeId()).putLong(chunk.index()).flip();
+                ByteBuffer b = ByteBuffer.allocate(16).putLong(volumeField).putLong(chunk.index()).flip();
                 while (b.hasRemaining()) {
                     ch.write(b);
                 }

@@ -211,18 +211,29 @@ final class GroupReplica {
                 pos = position;
             }
             checkWriter(pos, w);
-            long newer = ctx.fence().admit(w.chunk().volumeId(), w.chain().leaseEpoch());
-            if (newer >= 0) {
-                throw new RequestRejected(Status.STALE_EPOCH, "node " + ctx.nodeId() + ": lease epoch " + w.chain().leaseEpoch()
-                        + " of volume " + w.chunk().volumeId() + " is older than " + newer);
+            // A FENCE for the volume waits for this ticket: released once the write's answer is known.
+            EpochFence.Ticket ticket = ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId());
+            CompletableFuture<CompletableFuture<StorageResponse>> staged;
+            try {
+                String successor = pos.successor();
+                if (successor == null) {
+                    staged = CompletableFuture.completedFuture(order(w, version, false, role));
+                } else {
+                    staged = ctx.downstream().prepare(successor).thenCompose(v -> reserve(sentBytes(w)))
+                            .thenApply(v -> order(w, version, true, role));
+                }
+            } catch (RuntimeException e) {
+                ticket.release();
+                throw e;
             }
-            String successor = pos.successor();
-            if (successor == null) {
-                return CompletableFuture.completedFuture(order(w, version, false, role));
-            }
-            return ctx.downstream().prepare(successor).thenCompose(v -> reserve(w.length()))
-                    .thenApply(v -> order(w, version, true, role));
+            staged.thenCompose(answer -> answer).whenComplete((r, e) -> ticket.release());
+            return staged;
         });
+    }
+
+    /** What a write holds in the sent list: its data (a trim carries none). */
+    private static int sentBytes(WriteRequest w) {
+        return w.isTrim() ? 0 : w.length();
     }
 
     private synchronized CompletableFuture<Void> reserve(int bytes) {
@@ -265,7 +276,7 @@ final class GroupReplica {
         String successor = position.successor();
         if (view.chainVersion() != version || (successor != null) != reserved) {
             if (reserved) {
-                sent.unreserve(w.length());
+                sent.unreserve(sentBytes(w));
             }
             checkVersion(version);
             throw new RequestRejected(Status.STALE_CHAIN, "node " + ctx.nodeId() + ": group " + groupId
@@ -283,22 +294,27 @@ final class GroupReplica {
             ctx.metrics().duplicatesSkipped.increment();
         } else {
             if (pos.joining()) {
+                // A trim is as new as a write: data copied from the tail must not land on it either.
                 fresh.add(w.chunk(), w.offset(), w.length());
             }
-            CompletableFuture<Void> stored = pos.durable()
-                    ? ctx.storage().durable(groupId, w.chunk(), w.offset(), sequence, data.retainedDuplicate())
-                    : ctx.storage().inPlace(groupId, sequence, w.chunk(), w.offset(), data.retainedDuplicate());
-            CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
-            CompletableFuture<Void> bounded = ctx.chunks().extend(groupId, w.chunk(), w.offset() + w.length());
-            local = registered.isDone() && !registered.isCompletedExceptionally() && bounded.isDone()
-                    && !bounded.isCompletedExceptionally() ? stored : CompletableFuture.allOf(stored, registered, bounded);
+            if (w.isTrim()) {
+                local = trimLocally(w, sequence, pos);
+            } else {
+                CompletableFuture<Void> stored = pos.durable()
+                        ? ctx.storage().durable(groupId, w.chunk(), w.offset(), sequence, data.retainedDuplicate())
+                        : ctx.storage().inPlace(groupId, sequence, w.chunk(), w.offset(), data.retainedDuplicate());
+                CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
+                CompletableFuture<Void> bounded = ctx.chunks().extend(groupId, w.chunk(), w.offset() + w.length());
+                local = registered.isDone() && !registered.isCompletedExceptionally() && bounded.isDone()
+                        && !bounded.isCompletedExceptionally() ? stored : CompletableFuture.allOf(stored, registered, bounded);
+            }
             track(local);
             applied.put(w.chunk(), sequence, local);
         }
         CompletableFuture<StorageResponse> downstream;
         if (successor != null) {
             SentWrite entry = new SentWrite(sent.nextOrder(), w.chunk(), w.offset(), sequence, w.chain().leaseEpoch(),
-                    data.retainedDuplicate(), local, pos.tail());
+                    data.retainedDuplicate(), w.isTrim() ? w.length() : -1, local, pos.tail());
             sent.add(entry);
             ctx.metrics().sentEntries.incrementAndGet();
             ctx.metrics().sentBytes.addAndGet(entry.bytes);
@@ -329,6 +345,19 @@ final class GroupReplica {
             }
             return StorageResponse.ok(requestId, OpCode.WRITE);
         });
+    }
+
+    /**
+     * Applies a trim to this replica's copy for its position. A trim of the whole chunk (from 0 to
+     * at least everything written) drops the chunk from the group's list once its data is gone.
+     */
+    private CompletableFuture<Void> trimLocally(WriteRequest w, long sequence, ChainPosition pos) {
+        ChunkId chunk = w.chunk();
+        boolean whole = w.offset() == 0 && (w.length() >= ReplicaService.MAX_CHUNK_BYTES
+                || w.length() >= Math.max(ctx.chunks().bound(chunk), ctx.storage().length(chunk)));
+        CompletableFuture<Void> trimmed = ctx.storage().trim(groupId, chunk, w.offset(), w.length(), sequence,
+                pos.durable(), whole);
+        return whole ? trimmed.thenCompose(v -> ctx.chunks().remove(groupId, chunk)) : trimmed;
     }
 
     private void track(CompletableFuture<Void> local) {
@@ -365,8 +394,12 @@ final class GroupReplica {
                 finish(w, StorageResponse.ok(0, OpCode.WRITE));
                 continue;
             }
-            WriteRequest forward = new WriteRequest(0, WriteRequest.FLAG_FORWARDED, new ChainAddress(groupId, version, w.leaseEpoch),
-                    w.chunk, w.offset, w.sequence, w.data.retainedDuplicate());
+            ChainAddress address = new ChainAddress(groupId, version, w.leaseEpoch);
+            WriteRequest forward = w.trimLength >= 0
+                    ? new WriteRequest(0, WriteRequest.FLAG_FORWARDED | WriteRequest.FLAG_TRIM, address, w.chunk, w.offset,
+                    w.sequence, io.netty.buffer.Unpooled.EMPTY_BUFFER, w.trimLength)
+                    : new WriteRequest(0, WriteRequest.FLAG_FORWARDED, address, w.chunk, w.offset, w.sequence,
+                    w.data.retainedDuplicate());
             ctx.downstream().forward(successor, forward).whenComplete((resp, err) -> answered(w, attempt, resp, err));
         }
     }

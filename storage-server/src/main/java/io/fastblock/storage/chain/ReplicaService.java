@@ -4,6 +4,9 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.ChunkListing;
 import io.fastblock.protocol.CopyReadRequest;
+import io.fastblock.protocol.Extents;
+import io.fastblock.protocol.ExtentsRequest;
+import io.fastblock.protocol.FenceRequest;
 import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.PingRequest;
 import io.fastblock.protocol.ReadRequest;
@@ -36,6 +39,8 @@ import java.util.concurrent.TimeUnit;
 public final class ReplicaService implements AutoCloseable {
     /** Chunks are at most 1 GiB (the namenode's limit), so no offset within one can go beyond. */
     public static final long MAX_CHUNK_BYTES = 1L << 30;
+    /** Trims and allocation work in blocks of this size. */
+    public static final int BLOCK = 4096;
 
     private final String nodeId;
     private final StorageMetrics metrics;
@@ -105,18 +110,14 @@ public final class ReplicaService implements AutoCloseable {
         if (message instanceof PingRequest p) {
             return CompletableFuture.completedFuture(StorageResponse.ok(p.requestId(), OpCode.PING));
         }
-        if (message instanceof WriteRequest w && w.isTrim()) {
-            // Interim until the server side of TRIM lands: refuse rather than apply a zero-length write.
-            return done(StorageResponse.error(w.requestId(), OpCode.WRITE, Status.BAD_REQUEST,
-                    "node " + nodeId + ": TRIM is not supported by this server yet"));
-        }
         if (message instanceof WriteRequest w) {
             return write(w);
         }
-        if (message instanceof ReadRequest r && r.wantsExtents()
-                || message instanceof io.fastblock.protocol.ExtentsRequest || message instanceof io.fastblock.protocol.FenceRequest) {
-            return done(StorageResponse.error(message.requestId(), message.op(), Status.BAD_REQUEST,
-                    "node " + nodeId + ": " + message.op() + " is not supported by this server yet"));
+        if (message instanceof ExtentsRequest e) {
+            return extents(e, alloc);
+        }
+        if (message instanceof FenceRequest f) {
+            return fence(f);
         }
         if (message instanceof ReadRequest r) {
             return read(r, alloc);
@@ -149,7 +150,10 @@ public final class ReplicaService implements AutoCloseable {
     private CompletableFuture<StorageResponse> write(WriteRequest w) {
         ByteBuf data = w.data();
         int length = w.length();
-        String bad = length == 0 ? "empty write" : badRange(w.offset(), length);
+        String bad = length == 0 ? (w.isTrim() ? "empty trim" : "empty write") : badRange(w.offset(), length);
+        if (bad == null && w.isTrim() && (w.offset() % BLOCK != 0 || length % BLOCK != 0)) {
+            bad = "trim of " + w.offset() + "+" + length + ": offset and length must be multiples of " + BLOCK;
+        }
         if (bad != null) {
             data.release();
             return done(StorageResponse.error(w.requestId(), OpCode.WRITE, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
@@ -169,7 +173,10 @@ public final class ReplicaService implements AutoCloseable {
                 data.release();
                 return failure(w.requestId(), OpCode.WRITE, err);
             }
-            if (resp.isOk()) {
+            if (resp.isOk() && w.isTrim()) {
+                metrics.trims.increment();
+                metrics.bytesTrimmed.increment(length);
+            } else if (resp.isOk()) {
                 metrics.writes.increment();
                 metrics.bytesWritten.increment(length);
                 ctx.metrics().latency("write", role[0]).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
@@ -188,23 +195,66 @@ public final class ReplicaService implements AutoCloseable {
         GroupReplica replica = replica(r.chain().groupId());
         return replica.ensureView(r.chain().chainVersion()).thenCompose(v -> {
             ChainPosition pos = replica.admitRead(r.chain().chainVersion());
-            long newer = ctx.fence().admit(r.chunk().volumeId(), r.chain().leaseEpoch());
-            if (newer >= 0) {
-                throw new RequestRejected(Status.STALE_EPOCH, "node " + nodeId + ": lease epoch " + r.chain().leaseEpoch()
-                        + " of volume " + r.chunk().volumeId() + " is older than " + newer);
-            }
+            ctx.fence().admitRead(r.chunk().volumeId(), r.chain().leaseEpoch(), nodeId);
             if (r.length() == 0) {
                 return done(StorageResponse.ok(r.requestId(), OpCode.READ));
             }
             String role = pos.role().metricName();
-            return ctx.storage().read(r.chain(), r.chunk(), r.offset(), r.length(), pos.tail(), alloc).thenApply(buf -> {
+            // With extents: the allocation is taken before the bytes, both on this replica's copy;
+            // a write landing in between shows in the bytes and, at worst, not yet in the list.
+            CompletableFuture<Extents> allocation = r.wantsExtents()
+                    ? ctx.storage().extents(r.chunk(), r.offset(), r.length(), pos.tail())
+                    : CompletableFuture.completedFuture(null);
+            return allocation.thenCompose(extents -> ctx.storage().read(r.chain(), r.chunk(), r.offset(), r.length(),
+                    pos.tail(), alloc).thenApply(buf -> {
                 metrics.reads.increment();
                 metrics.bytesRead.increment(r.length());
                 ctx.metrics().latency("read", role).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
                 ctx.metrics().bytes("read", role).record(r.length());
-                return StorageResponse.ok(r.requestId(), OpCode.READ, buf);
-            });
+                if (extents == null) {
+                    return StorageResponse.ok(r.requestId(), OpCode.READ, buf);
+                }
+                metrics.extentsRequests.increment();
+                ByteBuf head = alloc.buffer(extents.encodedSize());
+                extents.encode(head);
+                return StorageResponse.ok(r.requestId(), OpCode.READ, alloc.compositeBuffer(2).addComponents(true, head, buf));
+            }));
         }).exceptionally(err -> failure(r.requestId(), OpCode.READ, err));
+    }
+
+    /** EXTENTS: the allocated ranges of this replica's copy; any member answers, under the read rules. */
+    private CompletableFuture<StorageResponse> extents(ExtentsRequest e, ByteBufAllocator alloc) {
+        String bad = badRange(e.offset(), e.length());
+        if (bad != null) {
+            return done(StorageResponse.error(e.requestId(), OpCode.EXTENTS, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
+        }
+        GroupReplica replica = replica(e.chain().groupId());
+        return replica.ensureView(e.chain().chainVersion()).thenCompose(v -> {
+            ChainPosition pos = replica.admitRead(e.chain().chainVersion());
+            ctx.fence().admitRead(e.chunk().volumeId(), e.chain().leaseEpoch(), nodeId);
+            return ctx.storage().extents(e.chunk(), e.offset(), e.length(), pos.tail());
+        }).thenApply(extents -> {
+            metrics.extentsRequests.increment();
+            ByteBuf out = alloc.buffer(extents.encodedSize());
+            extents.encode(out);
+            return StorageResponse.ok(e.requestId(), OpCode.EXTENTS, out);
+        }).exceptionally(err -> failure(e.requestId(), OpCode.EXTENTS, err));
+    }
+
+    /**
+     * FENCE: raises the volume's floor at once and answers when every write or trim admitted for
+     * it before has completed.
+     */
+    private CompletableFuture<StorageResponse> fence(FenceRequest f) {
+        return ctx.fence().fence(f.volumeId(), f.epoch()).handle((v, err) -> {
+            metrics.fences.increment();
+            return StorageResponse.ok(f.requestId(), OpCode.FENCE);
+        });
+    }
+
+    /** The lease-epoch floors of this node (the server feeds it ZooKeeper's recorded fences). */
+    public EpochFence fences() {
+        return ctx.fence();
     }
 
     private CompletableFuture<StorageResponse> copyRead(CopyReadRequest c, ByteBufAllocator alloc) {

@@ -60,6 +60,37 @@ public class ReplicaStorage {
         return CompletableFuture.allOf(logged, placed);
     }
 
+    /**
+     * Gives back {@code [offset, offset + length)} of a chunk (block-aligned) for this position.
+     * Every position trims its chunk file in place, submitted now so it is ordered with the
+     * writes around it ({@code whole}: the chunk's files are deleted). The tail also appends a
+     * trim record to its log and answers once that is fsynced: the log is the truth after a
+     * crash, and its index hole hides whatever an unsynced chunk file or older records still hold.
+     */
+    public CompletableFuture<Void> trim(int groupId, ChunkId chunk, long offset, int length, long sequence, boolean durable,
+                                        boolean whole) {
+        CompletableFuture<Void> placed = chunks.trimAsync(groupId, sequence, chunk, offset, length, whole);
+        if (!durable) {
+            return placed;
+        }
+        CompletableFuture<Void> logged = log.trim(chunk, offset, sequence, length);
+        return CompletableFuture.allOf(logged, placed);
+    }
+
+    /** The allocated ranges of {@code [offset, offset + length)} of this replica's copy for its position. */
+    public CompletableFuture<io.fastblock.protocol.Extents> extents(ChunkId chunk, long offset, long length, boolean tail) {
+        if (tail && layout == TailLayout.LOG) {
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    return log.extents(chunk, offset, length);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, blocking);
+        }
+        return chunks.extentsAsync(chunk, offset, length);
+    }
+
     /** Optional (integrity): reads that answer a bad or resyncing local copy from another replica and repair it. */
     public interface RepairingReads {
         CompletableFuture<ByteBuf> read(GroupLookup groups, io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset,

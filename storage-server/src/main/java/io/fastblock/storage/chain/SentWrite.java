@@ -18,6 +18,8 @@ final class SentWrite {
     final long leaseEpoch;
     final ByteBuf data;
     final int bytes;
+    /** The range length of a trim (which carries no data); -1 for a write. */
+    final int trimLength;
     /** This replica's own apply. */
     final CompletableFuture<Void> local;
     /** A tail forwards to its joining node only after its own durable append. */
@@ -31,8 +33,9 @@ final class SentWrite {
     StorageResponse lastError;
     boolean done;
 
-    SentWrite(long order, ChunkId chunk, long offset, long sequence, long leaseEpoch, ByteBuf data,
+    SentWrite(long order, ChunkId chunk, long offset, long sequence, long leaseEpoch, ByteBuf data, int trimLength,
               CompletableFuture<Void> local, boolean durableFirst) {
+        this.trimLength = trimLength;
         this.order = order;
         this.chunk = chunk;
         this.offset = offset;

@@ -34,23 +34,42 @@ final class ChunkFile implements Closeable {
     private final ChunkId chunk;
     private final FileIo data;
     private final FileIo sums;
+    private final AllocationMap map;
 
-    private ChunkFile(ChunkId chunk, FileIo data, FileIo sums) {
+    private ChunkFile(ChunkId chunk, FileIo data, FileIo sums, AllocationMap map) {
         this.chunk = chunk;
         this.data = data;
         this.sums = sums;
+        this.map = map;
     }
 
     static Path sidecarOf(Path dataFile) {
         return dataFile.resolveSibling(dataFile.getFileName() + ".crc");
     }
 
+    static Path mapOf(Path dataFile) {
+        return dataFile.resolveSibling(dataFile.getFileName() + ".map");
+    }
+
     static ChunkFile open(ChunkId chunk, Path file, FileIoFactory files, boolean create) throws IOException {
+        boolean unmapped = !java.nio.file.Files.exists(mapOf(file));
         FileIo d = files.open(file, create);
+        FileIo s = null;
         try {
-            return new ChunkFile(chunk, d, files.open(sidecarOf(file), true));
+            s = files.open(sidecarOf(file), true);
+            AllocationMap m = new AllocationMap(files.open(mapOf(file), true));
+            ChunkFile f = new ChunkFile(chunk, d, s, m);
+            if (unmapped && d.size() > 0) {
+                // A chunk file from before allocation maps: every block it spans may hold data, so
+                // count them all as allocated (reporting a hole as data is safe, the reverse is not).
+                m.set(0, f.blocks(), true);
+            }
+            return f;
         } catch (IOException | RuntimeException e) {
             d.close();
+            if (s != null) {
+                s.close();
+            }
             throw e;
         }
     }
@@ -161,6 +180,8 @@ final class ChunkFile implements Closeable {
         long first = offset / BLOCK;
         long last = (offset + length - 1) / BLOCK;
         int count = (int) (last - first + 1);
+        // Allocated before the data lands (see AllocationMap's crash rules).
+        map.set(first, count, true);
         ByteBuffer span = scratch(count * BLOCK);
         int[] old = null;
         boolean[] keepBad = null;
@@ -277,10 +298,69 @@ final class ChunkFile implements Closeable {
         sums.truncate(blocks * 4);
     }
 
-    /** Forces data, then checksums: after this both describe the same bytes durably. */
+    /**
+     * Gives back blocks {@code [offset, offset + length)} (block-aligned): afterwards they read as
+     * zeros and are not allocated. A range reaching the end of the data file cuts the file (its
+     * space returns); an interior range is overwritten with zeros, because Java cannot punch holes:
+     * the bytes read and count right, but the filesystem keeps those blocks until the chunk is cut
+     * or removed.
+     */
+    void trim(long offset, long length) throws IOException {
+        if (offset % BLOCK != 0 || length % BLOCK != 0) {
+            throw new IllegalArgumentException("trim of " + offset + "+" + length + " is not block-aligned");
+        }
+        long size = data.size();
+        long end = offset + length;
+        if (offset < size) {
+            if (end >= size) {
+                data.truncate(offset);
+                long sumBytes = offset / BLOCK * 4;
+                if (sums.size() > sumBytes) {
+                    sums.truncate(sumBytes);
+                }
+            } else {
+                ByteBuffer zeros = ByteBuffer.allocateDirect(Math.min((int) length, 1 << 20));
+                for (long at = offset; at < end; at += zeros.capacity()) {
+                    int n = (int) Math.min(zeros.capacity(), end - at);
+                    data.writeFully(zeros.duplicate().limit(n), at);
+                }
+                // 0 is the "never written" checksum, right for zeros.
+                ByteBuffer none = ByteBuffer.allocate((int) Math.min(length / BLOCK * 4, 1 << 16));
+                long sumEnd = Math.min(end / BLOCK * 4, sums.size());
+                for (long at = offset / BLOCK * 4; at < sumEnd; at += none.capacity()) {
+                    int n = (int) Math.min(none.capacity(), sumEnd - at);
+                    sums.writeFully(none.duplicate().limit(n), at);
+                }
+            }
+        }
+        // Cleared after the zeros are in place (see AllocationMap's crash rules).
+        if (end >= size) {
+            map.truncate(offset / BLOCK);
+        } else {
+            map.set(offset / BLOCK, length / BLOCK, false);
+        }
+    }
+
+    /** Allocated ranges within {@code [offset, offset + length)}. */
+    io.fastblock.protocol.Extents extents(long offset, long length) throws IOException {
+        return map.extents(offset, length, BLOCK);
+    }
+
+    /** Sets the allocation of whole blocks {@code [offset, offset + length)} as a replica that knows better says. */
+    void allocate(long offset, long length, boolean allocated) throws IOException {
+        map.set(offset / BLOCK, (length + BLOCK - 1) / BLOCK, allocated);
+    }
+
+    /** True when no block is allocated (the chunk holds nothing). */
+    boolean unallocated() throws IOException {
+        return map.isEmpty();
+    }
+
+    /** Forces data, then checksums and the allocation map: after this all describe the same bytes durably. */
     void force() throws IOException {
         data.force(false);
         sums.force(false);
+        map.force();
     }
 
     @Override
@@ -288,7 +368,11 @@ final class ChunkFile implements Closeable {
         try {
             data.close();
         } finally {
-            sums.close();
+            try {
+                sums.close();
+            } finally {
+                map.close();
+            }
         }
     }
 }

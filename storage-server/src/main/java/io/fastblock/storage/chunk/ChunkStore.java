@@ -335,6 +335,93 @@ public final class ChunkStore implements Closeable {
         noteWritten(chunk, offset, length);
     }
 
+    /**
+     * Gives back {@code [offset, offset + length)} (block-aligned) as the write with
+     * {@code sequence} of group {@code groupId}: afterwards it reads as zeros and is not allocated
+     * (see {@link ChunkFile#trim}). With {@code whole} the chunk leaves the store entirely: its
+     * data, checksum and allocation files are deleted. Ordered with the chunk's writes.
+     */
+    public CompletableFuture<Void> trimAsync(int groupId, long sequence, ChunkId chunk, long offset, long length,
+                                             boolean whole) {
+        return onStripe(chunk, () -> {
+            trim(groupId, sequence, chunk, offset, length, whole);
+            return null;
+        });
+    }
+
+    private void trim(int groupId, long sequence, ChunkId chunk, long offset, long length, boolean whole) throws IOException {
+        if (groupId != UNKNOWN_GROUP) {
+            groupOf.put(chunk, groupId);
+        }
+        ChunkFile f = file(chunk, false);
+        Tracked t = markDirty(chunk, groupId, 0);
+        if (f != null) {
+            if (whole) {
+                delete(chunk);
+            } else {
+                f.trim(offset, length);
+            }
+        }
+        t.writes++;
+        if (sequence > t.latestSequence) {
+            t.latestSequence = sequence;
+        }
+        // A range trimmed during a resync or repair is newer than anything fetched meanwhile.
+        noteWritten(chunk, offset, length);
+    }
+
+    /** Deletes the chunk's files (on its stripe); the name's removal is made durable before this returns. */
+    private void delete(ChunkId chunk) throws IOException {
+        ChunkFile f = open.remove(chunk);
+        if (f != null) {
+            f.close();
+        }
+        Path file = fileOf(chunk);
+        Files.deleteIfExists(ChunkFile.mapOf(file));
+        Files.deleteIfExists(ChunkFile.sidecarOf(file));
+        Files.deleteIfExists(file);
+        files.syncDirectory(file.getParent());
+    }
+
+    /** The allocated ranges of {@code [offset, offset + length)} of the chunk (empty without a file). */
+    public CompletableFuture<io.fastblock.protocol.Extents> extentsAsync(ChunkId chunk, long offset, long length) {
+        return onStripe(chunk, () -> extentsNow(chunk, offset, length));
+    }
+
+    /** As {@link #extentsAsync}, synchronously; never call it from work already on a chunk stripe. */
+    public io.fastblock.protocol.Extents extents(ChunkId chunk, long offset, long length) throws IOException {
+        return await(extentsAsync(chunk, offset, length));
+    }
+
+    private io.fastblock.protocol.Extents extentsNow(ChunkId chunk, long offset, long length) throws IOException {
+        ChunkFile f = file(chunk, false);
+        return f == null ? io.fastblock.protocol.Extents.NONE : f.extents(offset, length);
+    }
+
+    /**
+     * Sets the allocation of {@code [offset, offset + length)} of a chunk in resync to what the tail
+     * reported, except where the chunk was written or trimmed since the resync began.
+     */
+    public CompletableFuture<Void> resyncAllocationAsync(ChunkId chunk, long offset, long length,
+                                                         io.fastblock.protocol.Extents tailExtents) {
+        return onStripe(chunk, () -> {
+            WriteWatch w = resyncing.get(chunk);
+            ChunkFile f = file(chunk, false);
+            if (w == null || f == null) {
+                return null;
+            }
+            long first = offset / ChunkFile.BLOCK * ChunkFile.BLOCK;
+            long end = (offset + length + ChunkFile.BLOCK - 1) / ChunkFile.BLOCK * ChunkFile.BLOCK;
+            for (long at = first; at < end; at += ChunkFile.BLOCK) {
+                if (w.touches(at, at + ChunkFile.BLOCK)) {
+                    continue;
+                }
+                f.allocate(at, ChunkFile.BLOCK, tailExtents.contains(at));
+            }
+            return null;
+        });
+    }
+
     private void noteWritten(ChunkId chunk, long offset, long length) {
         WriteWatch r = resyncing.get(chunk);
         if (r != null) {

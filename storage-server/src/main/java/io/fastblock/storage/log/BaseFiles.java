@@ -19,6 +19,16 @@ public interface BaseFiles {
     /** Makes everything written to the chunk's file durable. */
     void force(ChunkId chunk) throws IOException;
 
+    /** Gives back {@code [offset, offset + length)} of the chunk's file (zeros, not allocated), ordered after earlier writes. */
+    default void trim(ChunkId chunk, long offset, long length) throws IOException {
+        throw new UnsupportedOperationException("these base files cannot be trimmed");
+    }
+
+    /** The allocated ranges of the chunk's file within {@code [offset, offset + length)}. */
+    default io.fastblock.protocol.Extents extents(ChunkId chunk, long offset, long length) throws IOException {
+        return io.fastblock.protocol.Extents.NONE;
+    }
+
     /** No base files: every byte the log lacks reads as zero, and nothing can be folded. */
     BaseFiles NONE = new BaseFiles() {
         @Override

@@ -43,4 +43,22 @@ public final class ChunkStoreBase implements BaseFiles {
     public void force(ChunkId chunk) throws IOException {
         chunks.force(chunk);
     }
+
+    @Override
+    public void trim(ChunkId chunk, long offset, long length) throws IOException {
+        try {
+            chunks.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, chunk, offset, length, false).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while folding a trim into " + chunk, e);
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause() != null && e.getCause().getCause() instanceof IOException io ? io : e.getCause();
+            throw c instanceof IOException io ? io : new IOException("fold trim of " + chunk + " failed: " + c, c);
+        }
+    }
+
+    @Override
+    public io.fastblock.protocol.Extents extents(ChunkId chunk, long offset, long length) throws IOException {
+        return chunks.extents(chunk, offset, length);
+    }
 }

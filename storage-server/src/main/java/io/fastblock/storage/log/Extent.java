@@ -16,6 +16,18 @@ public record Extent(long chunkOffset, long segment, long recordPosition, int da
         return chunkOffset + length;
     }
 
+    /**
+     * A hole left by a trim record at (trimSegment, position): the bytes read as zeros, neither
+     * older records nor the base file show through. Encoded as segment {@code -2 - trimSegment} (-1 means "any run" to the index).
+     */
+    public boolean isHole() {
+        return segment < 0;
+    }
+
+    static long holeSegment(long trimSegment) {
+        return -2 - trimSegment;
+    }
+
     /** True if this extent reads from the run at (segment, position). */
     boolean in(long seg, long position) {
         return segment == seg && recordPosition == position;

@@ -59,7 +59,12 @@ public final class ExtentIndex implements Closeable {
      * and {@code originPosition} name the run it was copied from; they are -1 otherwise.
      */
     public record IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition,
-                               int recordBytes, long originSegment, long originPosition) {
+                               int recordBytes, long originSegment, long originPosition, boolean trim) {
+        public IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition,
+                            int recordBytes, long originSegment, long originPosition) {
+            this(chunk, offset, length, sequence, segment, recordPosition, recordBytes, originSegment, originPosition, false);
+        }
+
         public IndexedWrite(ChunkId chunk, long offset, int length, long sequence, long segment, long recordPosition) {
             this(chunk, offset, length, sequence, segment, recordPosition, LogRecord.HEADER + length, -1, -1);
         }
@@ -168,6 +173,13 @@ public final class ExtentIndex implements Closeable {
                 if (w.length() == 0) {
                     continue;
                 }
+                if (w.trim()) {
+                    // Older extents in the range die; a hole takes their place (see Extent#isHole).
+                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    batch.put(extents, key(w.chunk(), w.offset()), value(new Extent(w.offset(),
+                            Extent.holeSegment(w.segment()), w.recordPosition(), 0, w.length(), w.sequence(), 0, 0)));
+                    continue;
+                }
                 Extent target = new Extent(w.offset(), w.segment(), w.recordPosition(), 0, w.length(), w.sequence(),
                         w.recordBytes(), w.length());
                 if (w.moved()) {
@@ -234,8 +246,8 @@ public final class ExtentIndex implements Closeable {
             collectOverlapping(it, chunk, start, end, overlapping);
         }
         for (Extent e : overlapping) {
-            if (srcSegment >= 0 && !e.in(srcSegment, srcPosition)) {
-                continue;
+            if (srcSegment != -1 && !e.in(srcSegment, srcPosition)) {
+                continue; // compare-and-set: only the extents of the named run (or hole)
             }
             long a = Math.max(start, e.chunkOffset());
             long b = Math.min(end, e.end());
@@ -248,7 +260,9 @@ public final class ExtentIndex implements Closeable {
                 batch.put(extents, key(chunk, b), value(new Extent(b, e.segment(), e.recordPosition(),
                         e.dataOffset() + (int) (b - e.chunkOffset()), (int) (e.end() - b), e.sequence(), e.runBytes(), e.runData())));
             }
-            delta.merge(e.segment(), -(b - a), Long::sum);
+            if (!e.isHole()) {
+                delta.merge(e.segment(), -(b - a), Long::sum);
+            }
             if (target != null) {
                 batch.put(extents, key(chunk, a), value(new Extent(a, target.segment(), target.recordPosition(),
                         target.dataOffset() + (int) (a - target.chunkOffset()), (int) (b - a), e.sequence(),
@@ -350,7 +364,9 @@ public final class ExtentIndex implements Closeable {
         try (RocksIterator it = db.newIterator(extents)) {
             for (it.seekToFirst(); it.isValid(); it.next()) {
                 Extent e = extent(it.key(), it.value());
-                live.merge(e.segment(), (long) e.length(), Long::sum);
+                if (!e.isHole()) {
+                    live.merge(e.segment(), (long) e.length(), Long::sum);
+                }
             }
         }
         return live;

@@ -31,10 +31,20 @@ final class GroupCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitter.class);
     private static final int MAX_BATCH = 1024;
 
+    /** {@code trimLength} >= 0 marks a trim record of that range (its data is empty). */
     private record Append(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition, ByteBuf data,
-                          CompletableFuture<Void> done) {
+                          CompletableFuture<Void> done, int trimLength) {
+        Append(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition, ByteBuf data,
+               CompletableFuture<Void> done) {
+            this(chunk, offset, sequence, originSegment, originPosition, data, done, -1);
+        }
+
         boolean moved() {
             return originSegment >= 0;
+        }
+
+        boolean trim() {
+            return trimLength >= 0;
         }
     }
 
@@ -68,6 +78,12 @@ final class GroupCommitter {
     /** Queues an append; takes ownership of {@code data}. Completes once durable and indexed. */
     CompletableFuture<Void> append(ChunkId chunk, long offset, long sequence, ByteBuf data) {
         return enqueue(new Append(chunk, offset, sequence, -1, -1, data, new CompletableFuture<>()));
+    }
+
+    /** Queues a trim record of {@code [offset, offset + length)}. Completes once durable and indexed (as a hole). */
+    CompletableFuture<Void> trim(ChunkId chunk, long offset, long sequence, int length) {
+        return enqueue(new Append(chunk, offset, sequence, -1, -1, io.netty.buffer.Unpooled.EMPTY_BUFFER,
+                new CompletableFuture<>(), length));
     }
 
     /** Queues a moved record (cleaner): indexed only where the index still reads from the origin run. */
@@ -133,9 +149,10 @@ final class GroupCommitter {
         try {
             for (Append a : batch) {
                 ByteBuffer[] data = a.data.nioBuffers(a.data.readerIndex(), a.data.readableBytes());
-                ByteBuffer header = LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
-                int length = a.data.readableBytes();
-                int recordBytes = header.remaining() + length;
+                ByteBuffer header = a.trim() ? LogRecord.trimHeader(a.chunk, a.offset, a.sequence, a.trimLength)
+                        : LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
+                int length = a.trim() ? a.trimLength : a.data.readableBytes();
+                int recordBytes = header.remaining() + a.data.readableBytes();
                 LogSegment seg = segments.forAppend(recordBytes);
                 touched.putIfAbsent(seg, seg.size());
                 ByteBuffer[] parts = new ByteBuffer[data.length + 1];
@@ -143,7 +160,7 @@ final class GroupCommitter {
                 System.arraycopy(data, 0, parts, 1, data.length);
                 long pos = seg.append(parts);
                 writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos,
-                        recordBytes, a.originSegment, a.originPosition));
+                        recordBytes, a.originSegment, a.originPosition, a.trim()));
             }
             written = true;
             for (LogSegment seg : touched.keySet()) {

@@ -22,6 +22,13 @@ import java.util.zip.CRC32C;
 public final class LogRecord {
     public static final int MAGIC = 0xFB10_6A11;
     public static final int MAGIC_MOVED = 0xFB10_6A12;
+    /**
+     * A trim: the ordinary header whose length is the range given back, and no data. Replayed as
+     * a hole in the index, so neither older records nor the base file show through it.
+     */
+    public static final int MAGIC_TRIM = 0xFB10_6A13;
+    /** Largest trim range a record may name (the largest chunk). */
+    static final long MAX_TRIM = 1L << 30;
     public static final int HEADER = 4 + 4 + 8 + 8 + 8 + 4 + 8;
     public static final int HEADER_MOVED = HEADER + 16;
     /** Offset of the first byte covered by the CRC. */
@@ -40,13 +47,27 @@ public final class LogRecord {
     /** As {@link #header(ChunkId, long, long, ByteBuffer[])}; a moved record when {@code originSegment >= 0}. */
     public static ByteBuffer header(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
                                     ByteBuffer[] data) {
+        return header(chunk, offset, sequence, originSegment, originPosition, data, -1);
+    }
+
+    /** The header of a trim record of {@code [offset, offset + length)} (no data follows it). */
+    public static ByteBuffer trimHeader(ChunkId chunk, long offset, long sequence, int length) {
+        return header(chunk, offset, sequence, -1, -1, new ByteBuffer[0], length);
+    }
+
+    private static ByteBuffer header(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
+                                     ByteBuffer[] data, int trimLength) {
         int length = 0;
         for (ByteBuffer b : data) {
             length += b.remaining();
         }
+        boolean trim = trimLength >= 0;
+        if (trim) {
+            length = trimLength;
+        }
         boolean moved = originSegment >= 0;
         ByteBuffer h = ByteBuffer.allocate(moved ? HEADER_MOVED : HEADER);
-        h.putInt(moved ? MAGIC_MOVED : MAGIC).putInt(0).putLong(chunk.volumeId()).putLong(chunk.index()).putLong(offset)
+        h.putInt(moved ? MAGIC_MOVED : trim ? MAGIC_TRIM : MAGIC).putInt(0).putLong(chunk.volumeId()).putLong(chunk.index()).putLong(offset)
                 .putInt(length).putLong(sequence);
         if (moved) {
             h.putLong(originSegment).putLong(originPosition);
@@ -66,7 +87,12 @@ public final class LogRecord {
      * an ordinary record, and also for a moved one whose origin was not in the parsed bytes.
      */
     public record Header(int crc, long volumeId, long chunkIndex, long offset, int length, long sequence,
-                         boolean moved, long originSegment, long originPosition) {
+                         boolean moved, long originSegment, long originPosition, boolean trim) {
+        public Header(int crc, long volumeId, long chunkIndex, long offset, int length, long sequence,
+                      boolean moved, long originSegment, long originPosition) {
+            this(crc, volumeId, chunkIndex, offset, length, sequence, moved, originSegment, originPosition, false);
+        }
+
         public ChunkId chunk() {
             return new ChunkId(volumeId, chunkIndex);
         }
@@ -75,9 +101,14 @@ public final class LogRecord {
             return moved ? HEADER_MOVED : HEADER;
         }
 
+        /** Data bytes that follow the header (none for a trim, whose length is its range). */
+        public int dataBytes() {
+            return trim ? 0 : length;
+        }
+
         /** Header plus data: where the next record starts. */
         public int size() {
-            return headerSize() + length;
+            return headerSize() + dataBytes();
         }
     }
 
@@ -92,15 +123,16 @@ public final class LogRecord {
             return null;
         }
         int magic = b.getInt(p);
-        if (magic != MAGIC && magic != MAGIC_MOVED) {
+        if (magic != MAGIC && magic != MAGIC_MOVED && magic != MAGIC_TRIM) {
             return null;
         }
         boolean moved = magic == MAGIC_MOVED;
+        boolean trim = magic == MAGIC_TRIM;
         long vol = b.getLong(p + 8);
         long idx = b.getLong(p + 16);
         long off = b.getLong(p + 24);
         int len = b.getInt(p + 32);
-        if (vol < 0 || idx < 0 || off < 0 || len < 0 || len > MAX_DATA) {
+        if (vol < 0 || idx < 0 || off < 0 || len < 0 || len > (trim ? MAX_TRIM : MAX_DATA)) {
             return null;
         }
         long originSegment = -1;
@@ -109,7 +141,7 @@ public final class LogRecord {
             originSegment = b.getLong(p + HEADER);
             originPosition = b.getLong(p + HEADER + 8);
         }
-        return new Header(b.getInt(p + 4), vol, idx, off, len, b.getLong(p + 36), moved, originSegment, originPosition);
+        return new Header(b.getInt(p + 4), vol, idx, off, len, b.getLong(p + 36), moved, originSegment, originPosition, trim);
     }
 
     /** True if {@code record} (header then data, from its position) matches its stored CRC. */

@@ -170,6 +170,56 @@ public final class LogStore implements Closeable {
         return done;
     }
 
+    /**
+     * Appends a trim record of {@code [offset, offset + length)}: once it completes (fsynced and
+     * indexed) the range reads as zeros from the log, older records and the base file no longer
+     * show through it (an index hole, also after replay), and the records' bytes it covered are no
+     * longer live, so the cleaner reclaims them.
+     */
+    public CompletableFuture<Void> trim(ChunkId chunk, long offset, long sequence, int length) {
+        return committer.trim(chunk, offset, sequence, length);
+    }
+
+    /**
+     * The allocated ranges of {@code [offset, offset + length)} as this log reads them: bytes
+     * with log data, plus the base file's allocated bytes where the log has no extent (holes
+     * hide the base).
+     */
+    public io.fastblock.protocol.Extents extents(ChunkId chunk, long offset, long length) throws IOException {
+        long end = offset + length;
+        List<Extent> found = index.find(chunk, offset, end);
+        io.fastblock.protocol.Extents baseExtents = base.extents(chunk, offset, length);
+        io.fastblock.protocol.Extents.Builder out = new io.fastblock.protocol.Extents.Builder();
+        // Walk block by block (4 KiB): a block is allocated if any byte of it is log data, or base-allocated and not covered.
+        final int block = 4096;
+        int i = 0;
+        for (long at = offset; at < end; ) {
+            long next = Math.min(end, (at / block + 1) * block);
+            while (i < found.size() && found.get(i).end() <= at) {
+                i++;
+            }
+            boolean data = false;
+            boolean covered = true;
+            long pos = at;
+            for (int j = i; j < found.size() && found.get(j).chunkOffset() < next; j++) {
+                Extent e = found.get(j);
+                if (e.chunkOffset() > pos) {
+                    covered = false;
+                }
+                pos = Math.max(pos, e.end());
+                data |= !e.isHole();
+            }
+            if (pos < next) {
+                covered = false;
+            }
+            if (data || (!covered && baseExtents.contains(at))) {
+                out.add(at, next - at);
+            }
+            at = next;
+        }
+        return out.build();
+    }
+
     public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
         return CompletableFuture.supplyAsync(() -> {
             try {
@@ -224,7 +274,11 @@ public final class LogStore implements Closeable {
         for (Extent e : found) {
             long from = Math.max(offset, e.chunkOffset());
             long to = Math.min(end, e.end());
-            copy(chunk, e, from, to, out, (int) (from - offset), runs);
+            if (e.isHole()) {
+                out.setZero((int) (from - offset), (int) (to - from));
+            } else {
+                copy(chunk, e, from, to, out, (int) (from - offset), runs);
+            }
         }
     }
 
@@ -315,6 +369,9 @@ public final class LogStore implements Closeable {
      * @throws CorruptRecordException if a record fails its check
      */
     boolean verifyExtent(ChunkId chunk, Extent e) throws IOException {
+        if (e.isHole()) {
+            return false; // a trim's hole has no bytes to check
+        }
         try {
             readExtent(chunk, e, e.chunkOffset(), e.end()).release();
             return true;
@@ -356,6 +413,12 @@ public final class LogStore implements Closeable {
             }
             List<ExtentIndex.Piece> pieces = new ArrayList<>(all.size());
             for (Extent e : all) {
+                if (e.isHole()) {
+                    // The trim reaches the base file before the hole leaves the index.
+                    base.trim(chunk, e.chunkOffset(), e.length());
+                    pieces.add(new ExtentIndex.Piece(chunk, e.chunkOffset(), e.end(), e.segment(), e.recordPosition()));
+                    continue;
+                }
                 ByteBuf data = readExtent(chunk, e, e.chunkOffset(), e.end());
                 try {
                     base.write(chunk, e.chunkOffset(), data);
@@ -492,7 +555,7 @@ public final class LogStore implements Closeable {
                 }
                 h = LogRecord.parse(record);
                 pending.add(new ExtentIndex.IndexedWrite(h.chunk(), h.offset(), h.length(), h.sequence(), seg.number(), pos,
-                        h.size(), h.originSegment(), h.originPosition()));
+                        h.size(), h.originSegment(), h.originPosition(), h.trim()));
                 pos += record.capacity();
                 replayed++;
                 if (pending.size() >= REPLAY_BATCH) {

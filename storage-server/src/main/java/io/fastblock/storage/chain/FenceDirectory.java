@@ -1,0 +1,76 @@
+package io.fastblock.storage.chain;
+
+import io.fastblock.protocol.meta.VolumeFences;
+import io.fastblock.protocol.meta.ZkPaths;
+import java.io.Closeable;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.recipes.cache.ChildData;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
+import org.apache.zookeeper.KeeperException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Feeds the lease-epoch floors recorded under {@code /fastblock/fences} into this node's
+ * {@link EpochFence}: all of them at start-up (before the node serves anything, so a restart
+ * never forgets a fence) and every change afterwards. Floors only rise; a deleted znode changes
+ * nothing here.
+ */
+public final class FenceDirectory implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(FenceDirectory.class);
+
+    private final CuratorFramework zk;
+    private final EpochFence fence;
+    private final CuratorCache cache;
+
+    public FenceDirectory(CuratorFramework zk, EpochFence fence) {
+        this.zk = zk;
+        this.fence = fence;
+        this.cache = CuratorCache.build(zk, ZkPaths.FENCES);
+        cache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((old, node) -> accept(node))
+                .build());
+    }
+
+    /** Loads every recorded floor (synchronously), then watches for changes. Returns how many it loaded. */
+    public int start() throws Exception {
+        int loaded = 0;
+        try {
+            for (String child : zk.getChildren().forPath(ZkPaths.FENCES)) {
+                try {
+                    apply(child, zk.getData().forPath(ZkPaths.FENCES + "/" + child));
+                    loaded++;
+                } catch (KeeperException.NoNodeException gone) {
+                    // deleted meanwhile: nothing to apply
+                }
+            }
+        } catch (KeeperException.NoNodeException none) {
+            // no fence recorded yet
+        }
+        cache.start();
+        return loaded;
+    }
+
+    private void accept(ChildData node) {
+        String path = node.getPath();
+        if (!path.startsWith(ZkPaths.FENCES + "/") || node.getData() == null) {
+            return;
+        }
+        apply(path.substring(ZkPaths.FENCES.length() + 1), node.getData());
+    }
+
+    private void apply(String child, byte[] data) {
+        try {
+            long volumeId = Long.parseLong(child);
+            fence.raise(volumeId, VolumeFences.parse(data));
+        } catch (IllegalArgumentException e) {
+            LOG.warn("ignoring unreadable fence {}/{}: {}", ZkPaths.FENCES, child, e.getMessage());
+        }
+    }
+
+    @Override
+    public void close() {
+        cache.close();
+    }
+}
