@@ -1,6 +1,7 @@
 package io.fastblock.storage;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -19,6 +20,9 @@ public final class StorageMetrics {
     public final Counter bytesTrimmed;
     public final Counter extentsRequests;
     public final Counter fences;
+    /** Time in log segment fsyncs, and a whole group commit (write, fsync, index, completing the writers). */
+    public final Timer logFsyncTime;
+    public final Timer logCommitTime;
 
     public StorageMetrics() {
         this(new SimpleMeterRegistry());
@@ -37,6 +41,9 @@ public final class StorageMetrics {
         bytesTrimmed = Counter.builder("fastblock.storage.bytes.trimmed").description("bytes given back by trims").register(registry);
         extentsRequests = Counter.builder("fastblock.storage.extents.requests").description("EXTENTS requests and reads with extents served").register(registry);
         fences = Counter.builder("fastblock.storage.fences").description("FENCE requests answered").register(registry);
+        logFsyncTime = Timer.builder("fastblock.log.fsync.time").description("one fsync of a log segment").register(registry);
+        logCommitTime = Timer.builder("fastblock.log.commit.time")
+                .description("one group commit: write, fsync, index update, completing its writers").register(registry);
         Gauge.builder("fastblock.log.writes.per.fsync", this, StorageMetrics::writesPerFsync).register(registry);
     }
 

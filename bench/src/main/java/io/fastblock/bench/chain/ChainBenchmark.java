@@ -34,8 +34,17 @@ import java.util.stream.Stream;
 public final class ChainBenchmark {
     /** Settings; {@code layouts} are the tail layouts to measure, one chain each. */
     public record Settings(Path dir, long span, long rampNanos, long runtimeNanos, int rounds, List<TailLayout> layouts,
-                           String fio, Path json, boolean keep) {
+                           String fio, Path json, boolean keep, List<StorageWorkload> workloads) {
+        public Settings(Path dir, long span, long rampNanos, long runtimeNanos, int rounds, List<TailLayout> layouts,
+                        String fio, Path json, boolean keep) {
+            this(dir, span, rampNanos, runtimeNanos, rounds, layouts, fio, json, keep, StorageWorkload.STANDARD);
+        }
+
         public Settings {
+            if (workloads.isEmpty()) {
+                throw new IllegalArgumentException("--workloads names none of " + names(StorageWorkload.STANDARD));
+            }
+            workloads = List.copyOf(workloads);
             if (rounds < 1) {
                 throw new IllegalArgumentException("--rounds must be at least 1, got " + rounds);
             }
@@ -61,8 +70,25 @@ public final class ChainBenchmark {
             String fio = cl.get("fio", "fio");
             String json = cl.get("json", null);
             boolean keep = cl.getBoolean("keep", false);
+            String only = cl.get("workloads", null);
             cl.rejectUnknown();
-            return new Settings(dir, span, ramp, runtime, rounds, layouts, fio, json == null ? null : Path.of(json), keep);
+            List<StorageWorkload> workloads = StorageWorkload.STANDARD;
+            if (only != null) {
+                List<String> wanted = List.of(only.split(","));
+                for (String w : wanted) {
+                    if (StorageWorkload.STANDARD.stream().noneMatch(x -> x.name().equals(w))) {
+                        throw new IllegalArgumentException("--workloads: unknown workload '" + w + "', known: "
+                                + names(StorageWorkload.STANDARD));
+                    }
+                }
+                workloads = StorageWorkload.STANDARD.stream().filter(x -> wanted.contains(x.name())).toList();
+            }
+            return new Settings(dir, span, ramp, runtime, rounds, layouts, fio, json == null ? null : Path.of(json), keep,
+                    workloads);
+        }
+
+        private static String names(List<StorageWorkload> ws) {
+            return String.join(",", ws.stream().map(StorageWorkload::name).toList());
         }
     }
 
@@ -112,7 +138,7 @@ public final class ChainBenchmark {
                     progress.println("tail layout " + layout.flag() + ": filling the chain's volume");
                     load.fill();
                     StorageMetrics tail = chain.tail().metrics();
-                    for (StorageWorkload w : StorageWorkload.STANDARD) {
+                    for (StorageWorkload w : s.workloads()) {
                         List<RunResult> chainRuns = new ArrayList<>();
                         List<RunResult> rawRuns = new ArrayList<>();
                         double appends = 0;
@@ -124,12 +150,24 @@ public final class ChainBenchmark {
                                 if ((side == 0) == chainFirst) {
                                     double a0 = tail.logAppends.count();
                                     double f0 = tail.logFsyncs.count();
+                                    double ft0 = tail.logFsyncTime.totalTime(TimeUnit.MICROSECONDS);
+                                    double c0 = tail.logCommitTime.count();
+                                    double ct0 = tail.logCommitTime.totalTime(TimeUnit.MICROSECONDS);
                                     RunResult r = load.run(w, s.rampNanos(), s.runtimeNanos());
-                                    appends += tail.logAppends.count() - a0;
-                                    fsyncs += tail.logFsyncs.count() - f0;
+                                    double da = tail.logAppends.count() - a0;
+                                    double df = tail.logFsyncs.count() - f0;
+                                    double dc = tail.logCommitTime.count() - c0;
+                                    appends += da;
+                                    fsyncs += df;
                                     chainRuns.add(r);
-                                    progress.printf(Locale.ROOT, "  %s %-13s round %d chain %10.0f IOPS %8.1f MB/s%n",
+                                    progress.printf(Locale.ROOT, "  %s %-13s round %d chain %10.0f IOPS %8.1f MB/s",
                                             layout.flag(), w.name(), round + 1, r.iops(), r.megabytesPerSecond());
+                                    if (w.write() && df > 0) {
+                                        progress.printf(Locale.ROOT, "  tail: %.1f writes/fsync, fsync %.0f µs, commit %.0f µs",
+                                                da / df, (tail.logFsyncTime.totalTime(TimeUnit.MICROSECONDS) - ft0) / df,
+                                                dc == 0 ? 0 : (tail.logCommitTime.totalTime(TimeUnit.MICROSECONDS) - ct0) / dc);
+                                    }
+                                    progress.println();
                                 } else {
                                     RunResult r = fio.run(w, s.rampNanos(), s.runtimeNanos());
                                     rawRuns.add(r);

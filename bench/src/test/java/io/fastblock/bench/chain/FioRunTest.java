@@ -41,6 +41,9 @@ class FioRunTest {
         assertThrows(IllegalArgumentException.class, () -> ChainBenchmark.Settings.fromArgs("--rounds=0"));
         assertThrows(IllegalArgumentException.class, () -> ChainBenchmark.Settings.fromArgs("--tail-layout=nope"));
         assertThrows(IllegalArgumentException.class, () -> ChainBenchmark.Settings.fromArgs("--bogus=1"));
+        assertThrows(IllegalArgumentException.class, () -> ChainBenchmark.Settings.fromArgs("--workloads=4k-randwrite,nope"));
+        assertEquals(List.of("4k-randread"), ChainBenchmark.Settings.fromArgs("--workloads=4k-randread").workloads().stream()
+                .map(StorageWorkload::name).toList());
         ChainBenchmark.Settings s = ChainBenchmark.Settings.fromArgs("--dir=/tmp/x", "--tail-layout=both", "--rounds=5");
         assertEquals(Path.of("/tmp/x"), s.dir());
         assertEquals(5, s.rounds());

@@ -122,7 +122,9 @@ final class GroupCommitter {
                     stopping = true;
                 }
                 if (!batch.isEmpty()) {
+                    long t = System.nanoTime();
                     commit(batch);
+                    metrics.logCommitTime.record(System.nanoTime() - t, TimeUnit.NANOSECONDS);
                 }
             } catch (InterruptedException e) {
                 stopping = true;
@@ -164,7 +166,9 @@ final class GroupCommitter {
             }
             written = true;
             for (LogSegment seg : touched.keySet()) {
+                long t = System.nanoTime();
                 seg.force();
+                metrics.logFsyncTime.record(System.nanoTime() - t, TimeUnit.NANOSECONDS);
                 metrics.logFsyncs.increment();
             }
             metrics.logAppends.increment(batch.size());
