@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -48,7 +49,15 @@ class FastblockClient:
     next URL can then report VOLUME_EXISTS.
     """
 
-    def __init__(self, urls: list[str] | str, token: str | None = None, timeout: float = 10):
+    def __init__(
+        self,
+        urls: list[str] | str,
+        token: str | None = None,
+        timeout: float = 10,
+        ssl_verify: bool | str = True,
+    ):
+        """``ssl_verify``: True checks https namenodes against the system CAs, a path against that CA
+        bundle, False not at all (test clusters with self-signed certificates only)."""
         if isinstance(urls, str):
             urls = [urls]
         cleaned = [url.strip().rstrip("/") for url in urls if url and url.strip()]
@@ -61,6 +70,7 @@ class FastblockClient:
         self.urls = cleaned
         self.token = token
         self.timeout = timeout
+        self._opener = _opener(ssl_verify)
 
     # --- API -------------------------------------------------------------------------------------
 
@@ -87,6 +97,70 @@ class FastblockClient:
         if qos:
             body["qos"] = qos
         return self._request("POST", "/v1/volumes", body)
+
+    def clone_volume(
+        self,
+        name: str,
+        source_volume: str | None = None,
+        source_snapshot: tuple[str, str] | None = None,
+        size: int | str | None = None,
+        client_id: str | None = None,
+        tenant: str | None = None,
+        qos: dict[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """A new volume sharing the data of a volume or of a snapshot ``(volume, snapshot)`` until written.
+
+        ``size`` None keeps the source's size; a larger one grows the clone (never smaller).
+        """
+        if (source_volume is None) == (source_snapshot is None):
+            raise ValueError("give exactly one of source_volume and source_snapshot")
+        body: dict[str, Any] = {"name": name}
+        if source_volume is not None:
+            body["source"] = {"volume": source_volume}
+        else:
+            body["source"] = {"snapshot": f"{source_snapshot[0]}/{source_snapshot[1]}"}
+        if size is not None:
+            body["size"] = size
+        if client_id is not None:
+            body["id"] = client_id
+        if tenant is not None:
+            body["tenant"] = tenant
+        if qos:
+            body["qos"] = qos
+        return self._request("POST", "/v1/volumes", body)
+
+    def update_volume(self, name: str, new_name: str | None = None, qos: dict[str, int] | None = None) -> dict[str, Any]:
+        """Renames a volume and/or replaces its QoS limits (``{}`` clears them); no data moves."""
+        body: dict[str, Any] = {}
+        if new_name is not None:
+            body["name"] = new_name
+        if qos is not None:
+            body["qos"] = qos
+        if not body:
+            raise ValueError("nothing to update: give new_name and/or qos")
+        return self._request("PATCH", "/v1/volumes/" + _segment(name), body)
+
+    def extend_volume(self, name: str, size: int | str) -> dict[str, Any]:
+        return self._request("POST", "/v1/volumes/" + _segment(name) + "/extend", {"size": size})
+
+    def revert_volume(self, name: str, snapshot: str) -> dict[str, Any]:
+        """Reverts a volume to its latest snapshot (409 NOT_LATEST_SNAPSHOT for an older one)."""
+        return self._request("POST", "/v1/volumes/" + _segment(name) + "/revert", {"snapshot": snapshot})
+
+    def create_snapshot(self, volume: str, name: str, client_id: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name}
+        if client_id is not None:
+            body["id"] = client_id
+        return self._request("POST", "/v1/volumes/" + _segment(volume) + "/snapshots", body)
+
+    def list_snapshots(self, volume: str) -> list[dict[str, Any]]:
+        return self._field(self._request("GET", "/v1/volumes/" + _segment(volume) + "/snapshots"), "snapshots")
+
+    def get_snapshot(self, volume: str, name: str) -> dict[str, Any]:
+        return self._request("GET", "/v1/volumes/" + _segment(volume) + "/snapshots/" + _segment(name))
+
+    def delete_snapshot(self, volume: str, name: str) -> None:
+        self._request("DELETE", "/v1/volumes/" + _segment(volume) + "/snapshots/" + _segment(name))
 
     def create_export(
         self, name: str, initiator: str, host: str | None = None, chap: str | dict[str, str] = "generate"
@@ -160,7 +234,7 @@ class FastblockClient:
         for _ in range(MAX_REDIRECTS + 1):
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
-                with _OPENER.open(request, timeout=self.timeout) as response:
+                with self._opener.open(request, timeout=self.timeout) as response:
                     return _decode_success(response.status, response.read())
             except urllib.error.HTTPError as error:
                 location = error.headers.get("Location") if error.headers else None
@@ -185,7 +259,16 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirect)
+def _opener(ssl_verify: bool | str) -> urllib.request.OpenerDirector:
+    if ssl_verify is True:
+        context = ssl.create_default_context()
+    elif ssl_verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    else:
+        context = ssl.create_default_context(cafile=ssl_verify)
+    return urllib.request.build_opener(_NoRedirect, urllib.request.HTTPSHandler(context=context))
 
 
 def _segment(name: str) -> str:

@@ -16,6 +16,7 @@ NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,62}")
 SIZE = re.compile(r"([0-9]+)(?:([KMGTP])(?:i|iB|B)?)?")
 MULTIPLIER = {None: 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 DEFAULT_CHUNK = 64 << 20
+QOS_FIELDS = ("totalIopsSec", "readIopsSec", "writeIopsSec", "totalBytesSec", "readBytesSec", "writeBytesSec")
 
 
 def _group(group_id: int, ids: list[str], dead: set[str]) -> dict[str, Any]:
@@ -38,6 +39,10 @@ class FakeNamenode:
         self.canned: list[tuple[int, bytes, str]] = []
         self.dead: set[str] = set()
         self.exports: dict[str, dict[str, dict[str, Any]]] = {}
+        # volume name -> snapshots, oldest first (contract B)
+        self.snapshots: dict[str, list[dict[str, Any]]] = {}
+        # volume name -> gateway holding a live write lease (contract C: no rename then)
+        self.leased: dict[str, str] = {}
         self.node_state: dict[str, str] = {}
         self.labels: dict[str, dict[str, str]] = {}
         # group id -> joining node and its reported progress (copied, total) or None
@@ -111,6 +116,8 @@ class FakeNamenode:
             return 202, next(n for n in self.nodes() if n["id"] == node)
         if path.startswith("/v1/volumes/") and "/exports" in path:
             return self._exports(method, path, body)
+        if path.startswith("/v1/volumes/") and path.count("/") >= 4:
+            return self._volume_action(method, path, body)
         if method == "GET" and path == "/v1/health":
             return 200, {"status": "ok"}
         if path == "/v1/volumes" and method == "POST":
@@ -127,8 +134,14 @@ class FakeNamenode:
             if method == "GET":
                 return 200, volume
             if method == "DELETE":
+                if self.snapshots.get(name):
+                    names = ", ".join(s["name"] for s in self.snapshots[name])
+                    return 409, {"code": "VOLUME_HAS_SNAPSHOTS", "message": f"volume {name} has snapshots: {names}; delete them first"}
                 del self.volumes[name]
+                self.exports.pop(name, None)
                 return 204, None
+            if method == "PATCH":
+                return self._patch(name, json.loads(body))
         if method == "GET" and path == "/v1/nodes":
             return 200, {"nodes": self.nodes()}
         if method == "GET" and path == "/v1/groups":
@@ -183,6 +196,83 @@ class FakeNamenode:
             return 204, None
         return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
 
+    def _patch(self, name: str, request: dict[str, Any]) -> tuple[int, Any]:
+        volume = self.volumes[name]
+        unknown = set(request) - {"name", "qos"}
+        if unknown:
+            return 400, {"code": "INVALID_FIELD", "message": f"field {sorted(unknown)[0]!r} cannot be changed"}
+        new_name = request.get("name")
+        if new_name is not None and not (isinstance(new_name, str) and NAME.fullmatch(new_name)):
+            return 400, {"code": "INVALID_NAME", "message": f"name {new_name!r} is invalid"}
+        qos = request.get("qos")
+        if qos is not None:
+            if not isinstance(qos, dict) or set(qos) - set(QOS_FIELDS) or any(
+                    not isinstance(v, int) or v < 0 for v in qos.values()):
+                return 400, {"code": "INVALID_QOS", "message": f"bad qos {qos!r}"}
+        if new_name is not None and new_name != name:
+            if new_name in self.volumes:
+                return 409, {"code": "VOLUME_EXISTS", "message": f"volume {new_name} already exists"}
+            if name in self.leased:
+                return 409, {"code": "VOLUME_ATTACHED", "message": f"volume '{name}' cannot be renamed while gateway '{self.leased[name]}' holds its write lease"}
+        if qos is not None:
+            volume["qos"] = {field: qos.get(field, 0) for field in QOS_FIELDS}
+        if new_name is not None and new_name != name:
+            del self.volumes[name]
+            volume["name"] = new_name
+            volume["iqn"] = f"iqn.2026-11.io.fastblock:{new_name}"
+            self.volumes[new_name] = volume
+            for key in (self.exports, self.snapshots):
+                if name in key:
+                    key[new_name] = key.pop(name)
+            for export in self.exports.get(new_name, {}).values():
+                export["volume"] = new_name
+                export["iqn"] = volume["iqn"]
+        return 200, volume
+
+    def _volume_action(self, method: str, path: str, body: bytes) -> tuple[int, Any]:
+        from urllib.parse import unquote
+
+        parts = [unquote(p) for p in path[len("/v1/volumes/"):].split("/")]
+        name = parts[0]
+        volume = self.volumes.get(name)
+        if volume is None:
+            return 404, {"code": "VOLUME_NOT_FOUND", "message": f"volume {name} does not exist"}
+        snaps = self.snapshots.setdefault(name, [])
+        request = json.loads(body) if body else {}
+        if parts[1:] == ["snapshots"] and method == "POST":
+            if any(s["name"] == request.get("name") for s in snaps):
+                return 409, {"code": "SNAPSHOT_EXISTS", "message": f"snapshot {request.get('name')} of {name} exists"}
+            snap = {"name": request["name"], "volume": name, "id": request.get("id"), "size": volume["size"],
+                    "createdAt": "2026-11-21T12:00:00Z", "state": "available"}
+            snaps.append(snap)
+            return 201, snap
+        if parts[1:] == ["snapshots"] and method == "GET":
+            return 200, {"snapshots": list(snaps)}
+        if len(parts) == 3 and parts[1] == "snapshots":
+            snap = next((s for s in snaps if s["name"] == parts[2]), None)
+            if snap is None:
+                return 404, {"code": "SNAPSHOT_NOT_FOUND", "message": f"volume {name} has no snapshot {parts[2]}"}
+            if method == "GET":
+                return 200, snap
+            if method == "DELETE":
+                snaps.remove(snap)
+                return 204, None
+        if parts[1:] == ["extend"] and method == "POST":
+            size = self._size(request.get("size"))
+            if size is None or size <= volume["size"]:
+                return 400, {"code": "INVALID_SIZE", "message": f"new size {request.get('size')!r} must be larger than {volume['size']}"}
+            volume["size"] = size
+            return 200, volume
+        if parts[1:] == ["revert"] and method == "POST":
+            snap = next((s for s in snaps if s["name"] == request.get("snapshot")), None)
+            if snap is None:
+                return 404, {"code": "SNAPSHOT_NOT_FOUND", "message": f"volume {name} has no snapshot {request.get('snapshot')}"}
+            if snap is not snaps[-1]:
+                return 409, {"code": "NOT_LATEST_SNAPSHOT", "message": f"{snap['name']} is not the latest snapshot of {name}"}
+            volume["size"] = snap["size"]
+            return 200, volume
+        return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
+
     def _create(self, body: bytes) -> tuple[int, Any]:
         try:
             request = json.loads(body)
@@ -194,12 +284,31 @@ class FakeNamenode:
         if not isinstance(name, str) or not NAME.fullmatch(name):
             return 400, {"code": "INVALID_NAME", "message": f"invalid volume name {name!r}: must match ^[a-z0-9][a-z0-9.-]{{0,62}}$"}
         size = self._size(request.get("size"))
-        if size is None:
+        if size is None and not (request.get("source") is not None and request.get("size") is None):
             return 400, {"code": "INVALID_SIZE", "message": f"size must be a positive multiple of 512 bytes, got {request.get('size')!r}"}
         chunk = request.get("chunkSize", DEFAULT_CHUNK)
         if not isinstance(chunk, int) or chunk < (1 << 20) or chunk > (1 << 30) or chunk & (chunk - 1):
             return 400, {"code": "INVALID_CHUNK_SIZE", "message": f"chunkSize must be a power of two from 1 MiB to 1 GiB, got {chunk!r}"}
+        source = request.get("source")
+        source_view = None
+        if source is not None:
+            if "volume" in source:
+                origin = self.volumes.get(source["volume"])
+                source_view = {"volume": source["volume"], "snapshot": None}
+            else:
+                vol_name, _, snap_name = source.get("snapshot", "").partition("/")
+                origin = next((s for s in self.snapshots.get(vol_name, []) if s["name"] == snap_name), None)
+                source_view = {"volume": vol_name, "snapshot": snap_name}
+            if origin is None:
+                return 404, {"code": "SOURCE_NOT_FOUND", "message": f"source {source!r} does not exist"}
+            if request.get("size") is None:
+                size = origin["size"]
+            elif size < origin["size"]:
+                return 400, {"code": "INVALID_SIZE", "message": f"a clone cannot be smaller than its source ({origin['size']} bytes)"}
         if name in self.volumes:
+            existing = self.volumes[name]
+            if request.get("id") is not None and existing["clientId"] == request.get("id"):
+                return 200, existing
             return 409, {"code": "VOLUME_EXISTS", "message": f"volume {name} already exists"}
         volume = {
             "id": self.next_id,
@@ -212,8 +321,9 @@ class FakeNamenode:
             "createdAt": "2026-11-21T12:00:00Z",
             "allocatedChunks": 0,
             "tenant": request.get("tenant", "default"),
-            "qos": request.get("qos") or {},
+            "qos": {field: (request.get("qos") or {}).get(field, 0) for field in QOS_FIELDS},
             "clientId": request.get("id"),
+            "source": source_view,
         }
         self.next_id += 1
         self.volumes[name] = volume
@@ -258,7 +368,7 @@ class FakeNamenode:
                 self.end_headers()
                 self.wfile.write(raw)
 
-            do_GET = do_POST = do_DELETE = _serve
+            do_GET = do_POST = do_DELETE = do_PATCH = _serve
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
                 pass

@@ -232,3 +232,50 @@ def test_exports_and_drain(namenode):
     with pytest.raises(FastblockError) as caught:
         client.drain_node("nope")
     assert (caught.value.status, caught.value.code) == (404, "NODE_NOT_FOUND")
+
+
+def test_update_volume_sends_a_patch_with_only_the_given_fields(namenode):
+    client = FastblockClient(namenode.url)
+    client.create_volume("vol1", "1G")
+    renamed = client.update_volume("vol1", new_name="vol2", qos={"totalIopsSec": 500})
+    assert (renamed["name"], renamed["qos"]["totalIopsSec"]) == ("vol2", 500)
+    client.update_volume("vol2", qos={})
+    patches = [r for r in namenode.requests if r["method"] == "PATCH"]
+    assert [p["path"] for p in patches] == ["/v1/volumes/vol1", "/v1/volumes/vol2"]
+    assert [json.loads(p["body"]) for p in patches] == [{"name": "vol2", "qos": {"totalIopsSec": 500}}, {"qos": {}}]
+    with pytest.raises(ValueError):
+        client.update_volume("vol2")
+    client.create_volume("vol3", "1G")
+    with pytest.raises(FastblockError) as info:
+        client.update_volume("vol2", new_name="vol3")
+    assert (info.value.status, info.value.code) == (409, "VOLUME_EXISTS")
+
+
+def test_snapshots_clones_extend_and_revert_follow_contract_b(namenode):
+    client = FastblockClient(namenode.url)
+    client.create_volume("vol1", "1G")
+    snap = client.create_snapshot("vol1", "s1", client_id="snap-uuid")
+    assert (snap["name"], snap["volume"], snap["id"]) == ("s1", "vol1", "snap-uuid")
+    assert [s["name"] for s in client.list_snapshots("vol1")] == ["s1"]
+    assert client.get_snapshot("vol1", "s1") == snap
+    from_snap = client.clone_volume("c1", source_snapshot=("vol1", "s1"), size=2 * GiB)
+    assert from_snap["size"] == 2 * GiB
+    from_vol = client.clone_volume("c2", source_volume="vol1")
+    assert from_vol["size"] == GiB
+    bodies = [json.loads(r["body"]) for r in namenode.requests if r["method"] == "POST" and r["path"] == "/v1/volumes"]
+    assert bodies[-2:] == [{"name": "c1", "source": {"snapshot": "vol1/s1"}, "size": 2 * GiB},
+                           {"name": "c2", "source": {"volume": "vol1"}}]
+    assert client.extend_volume("vol1", 3 * GiB)["size"] == 3 * GiB
+    assert client.revert_volume("vol1", "s1")["size"] == GiB
+    client.delete_snapshot("vol1", "s1")
+    with pytest.raises(FastblockError) as info:
+        client.get_snapshot("vol1", "s1")
+    assert info.value.code == "SNAPSHOT_NOT_FOUND"
+    with pytest.raises(ValueError):
+        client.clone_volume("c3")
+
+
+def test_ssl_verify_choices_build_a_client():
+    assert FastblockClient("https://127.0.0.1:1", ssl_verify=False).urls == ["https://127.0.0.1:1"]
+    with pytest.raises(OSError):  # a CA bundle that does not exist is reported, not ignored
+        FastblockClient("https://127.0.0.1:1", ssl_verify="/nonexistent/ca.pem")
