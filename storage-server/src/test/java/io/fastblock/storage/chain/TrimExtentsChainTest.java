@@ -1,4 +1,4 @@
-package io.fastblock.storage.ops;
+package io.fastblock.storage.chain;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,8 +20,6 @@ import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.ZkPaths;
 import io.fastblock.storage.StorageServer;
 import io.fastblock.storage.StorageServerConfig;
-import io.fastblock.storage.chain.ChainLimits;
-import io.fastblock.storage.chain.TailLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
