@@ -4,11 +4,13 @@ import io.fastblock.gateway.scsi.BlockDevice;
 import io.fastblock.gateway.scsi.DeviceException;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.Extents;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -172,34 +174,173 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        VolumeLease l = lease;
-        if (l != null) {
-            // Taken on the first write; held afterwards (a completed future: no extra hop per write).
-            CompletableFuture<Void> result = new CompletableFuture<>();
-            data.retain();
-            l.writeEpoch().whenComplete((epoch, err) -> {
-                if (err != null) {
-                    data.release();
-                    Throwable t = NamenodeClient.unwrap(err);
-                    result.completeExceptionally(t instanceof VolumeLease.LeaseLostException
-                            ? new DeviceException(DeviceException.Reason.FENCED, "volume " + info.name()
-                                    + ": " + t.getMessage(), t)
-                            : Failures.toDeviceException(t));
-                    return;
-                }
-                leaseEpoch = epoch;
-                writeWithEpoch(offset, data, length).whenComplete((ok, failure) -> {
-                    data.release();
-                    if (failure != null) {
-                        result.completeExceptionally(failure);
-                    } else {
-                        result.complete(null);
-                    }
-                });
-            });
-            return result;
+        if (lease == null) {
+            return writeWithEpoch(offset, data, length);
         }
-        return writeWithEpoch(offset, data, length);
+        data.retain(); // the caller may release its reference once the future completes, not before the lease
+        return underWriteLease(() -> writeWithEpoch(offset, data, length)).whenComplete((v, e) -> data.release());
+    }
+
+    /**
+     * Runs {@code mutation} (a write or a deallocation) with the volume's write lease epoch: the lease
+     * is taken on first use and held afterwards (a completed future then: no extra hop). Without a
+     * lease (tests of the data path alone) it runs with {@link #leaseEpoch()} as set.
+     */
+    private CompletableFuture<Void> underWriteLease(java.util.function.Supplier<CompletableFuture<Void>> mutation) {
+        VolumeLease l = lease;
+        if (l == null) {
+            return mutation.get();
+        }
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        l.writeEpoch().whenComplete((epoch, err) -> {
+            if (err != null) {
+                Throwable t = NamenodeClient.unwrap(err);
+                result.completeExceptionally(t instanceof VolumeLease.LeaseLostException
+                        ? new DeviceException(DeviceException.Reason.FENCED, "volume " + info.name()
+                                + ": " + t.getMessage(), t)
+                        : Failures.toDeviceException(t));
+                return;
+            }
+            leaseEpoch = epoch;
+            mutation.get().whenComplete((ok, failure) -> {
+                if (failure != null) {
+                    result.completeExceptionally(failure);
+                } else {
+                    result.complete(null);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** Every volume is thin: chunks are allocated on first write and given back by {@link #unmap}. */
+    @Override
+    public boolean thinProvisioned() {
+        return true;
+    }
+
+    /**
+     * Deallocates {@code [offset, offset + length)}: in each allocated chunk the whole 4 KiB blocks
+     * are trimmed and partial blocks at the ends zero-written ({@link TrimPlan}); chunks never
+     * allocated already read as zeros and need no request. Durable when it completes, like a write.
+     */
+    @Override
+    public CompletableFuture<Void> unmap(long offset, long length) {
+        DeviceException refused = refuse(offset, length);
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        if (length == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return underWriteLease(() -> {
+            long start = System.nanoTime();
+            List<CompletableFuture<Void>> parts = new ArrayList<>();
+            for (long pos = offset; pos < offset + length; ) {
+                long index = pos / info.chunkSize();
+                long within = pos % info.chunkSize();
+                long n = Math.min(offset + length - pos, info.chunkSize() - within);
+                parts.add(unmapInChunk(index, within, n, start));
+                pos += n;
+            }
+            return allDone(parts.toArray(CompletableFuture[]::new));
+        });
+    }
+
+    private CompletableFuture<Void> unmapInChunk(long index, long within, long length, long start) {
+        return chunks.lookup(index).thenCompose(route -> {
+            if (route.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            List<TrimPlan.Piece> plan = TrimPlan.of(within, length);
+            CompletableFuture<?>[] pieces = new CompletableFuture[plan.size()];
+            for (int i = 0; i < pieces.length; i++) {
+                TrimPlan.Piece p = plan.get(i);
+                ChunkSlice s = new ChunkSlice(index, p.offsetInChunk(), p.length(), 0);
+                if (p.trim()) {
+                    pieces[i] = writeSlice(s, null, 0, 0, start);
+                } else {
+                    ByteBuf zeros = alloc.directBuffer(p.length(), p.length()).writeZero(p.length());
+                    pieces[i] = writeSlice(s, zeros, zeros.readerIndex(), 0, start).whenComplete((v, e) -> zeros.release());
+                }
+            }
+            return allDone(pieces);
+        });
+    }
+
+    /**
+     * Provisioning status from {@code offset}: chunks never allocated are deallocated as a whole;
+     * allocated ones are asked for their extents (one EXTENTS request each, any member answers).
+     * At most {@link #STATUS_CHUNKS} allocated chunks per call, so an answer stays quick.
+     */
+    @Override
+    public CompletableFuture<List<Extent>> lbaStatus(long offset, long length) {
+        DeviceException refused = refuse(offset, Math.min(length, info.size() - offset));
+        if (refused != null) {
+            return CompletableFuture.failedFuture(refused);
+        }
+        List<Extent> out = new ArrayList<>();
+        return statusFrom(offset, Math.min(info.size(), offset + length), out, 0).thenApply(v -> out);
+    }
+
+    static final int STATUS_CHUNKS = 4;
+
+    private CompletableFuture<Void> statusFrom(long pos, long end, List<Extent> out, int asked) {
+        if (pos >= end || asked >= STATUS_CHUNKS) {
+            return CompletableFuture.completedFuture(null);
+        }
+        long index = pos / info.chunkSize();
+        long chunkStart = index * info.chunkSize();
+        long to = Math.min(end, chunkStart + info.chunkSize());
+        return chunks.lookup(index).thenCompose(route -> {
+            if (route.isEmpty()) {
+                ProvisioningMap.add(out, pos, to, false);
+                return statusFrom(to, end, out, asked);
+            }
+            return extentsOf(route.get(), index, pos - chunkStart, (int) (to - pos), 0).thenCompose(allocated -> {
+                ProvisioningMap.append(out, chunkStart, pos, to, allocated);
+                return statusFrom(to, end, out, asked + 1);
+            });
+        });
+    }
+
+    /** EXTENTS from the chain's members in turn (head first) until one answers. */
+    private CompletableFuture<Extents> extentsOf(ChunkRoute route, long index, long offsetInChunk, int length,
+                                                 int member) {
+        if (member >= route.members().size()) {
+            return CompletableFuture.failedFuture(new DeviceException(DeviceException.Reason.IO_ERROR,
+                    "no member of chunk " + new ChunkId(info.id(), index) + "'s chain answered EXTENTS"));
+        }
+        Replica r = route.members().get(member);
+        return storage.extents(r.address(), chainOf(route), new ChunkId(info.id(), index), offsetInChunk, length)
+                .handle((resp, err) -> {
+                    if (err == null && resp.isOk()) {
+                        try {
+                            return CompletableFuture.completedFuture(Extents.decode(resp.data()));
+                        } catch (RuntimeException bad) {
+                            LOG.warn("bad EXTENTS answer from {}: {}", r.address(), bad.getMessage());
+                        } finally {
+                            resp.data().release();
+                        }
+                    } else if (err == null) {
+                        resp.data().release();
+                        LOG.debug("EXTENTS of chunk {} at {}: {}", index, r.address(), resp.status());
+                    }
+                    return extentsOf(route, index, offsetInChunk, length, member + 1);
+                }).thenCompose(f -> f);
+    }
+
+    private static CompletableFuture<Void> allDone(CompletableFuture<?>[] parts) {
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        // Complete only when every piece is done (and with the first failure, if any).
+        CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
+            if (anyFailure != null) {
+                result.completeExceptionally(firstFailure(parts));
+            } else {
+                result.complete(null);
+            }
+        });
+        return result;
     }
 
     private CompletableFuture<Void> writeWithEpoch(long offset, ByteBuf data, int length) {
@@ -336,29 +477,36 @@ public final class FastVolume implements BlockDevice {
         });
     }
 
+    /** Writes {@code s} of {@code data} to the chain's head; with {@code data} null, trims it instead. */
     private CompletableFuture<Void> writeSlice(ChunkSlice s, ByteBuf data, int base, int attempt, long start) {
+        String op = data == null ? "trim" : "write";
         return chunks.allocate(s.chunkIndex()).thenCompose(route -> {
             Replica head = route.head();
-            // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
-            ByteBuf piece = data.retainedSlice(base + s.bufferOffset(), s.length());
-            // Resending after a timeout or a lost connection is safe: the same bytes at the same
-            // offset (SCSI leaves overlapping concurrent writes undefined, so nothing can be in between).
-            return bounded(storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), piece),
-                    head.address(), start)
+            // Resending after a timeout or a lost connection is safe: the same bytes (or the same
+            // trim) at the same offset (SCSI leaves overlapping concurrent writes undefined, so
+            // nothing can be in between).
+            CompletableFuture<StorageResponse> sent = data == null
+                    ? storage.trim(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), s.length())
+                    // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
+                    : storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(),
+                            data.retainedSlice(base + s.bufferOffset(), s.length()));
+            return bounded(sent, head.address(), start)
                     .handle((resp, err) -> {
                         Failures.Action action;
                         DeviceException failure;
                         if (err == null) {
                             resp.data().release();
                             if (resp.isOk()) {
-                                metrics.write(s.length());
-                                recovered("write", s, attempt, start, head.address());
+                                if (data != null) {
+                                    metrics.write(s.length());
+                                }
+                                recovered(op, s, attempt, start, head.address());
                                 return CompletableFuture.<Void>completedFuture(null);
                             }
                             action = Failures.actionFor(resp.status());
-                            failure = statusFailure("write", s, head, resp);
+                            failure = statusFailure(op, s, head, resp);
                             if (resp.status() == Status.STALE_EPOCH) {
-                                staleEpoch("write of chunk " + chunkOf(s));
+                                staleEpoch(op + " of chunk " + chunkOf(s));
                             }
                         } else {
                             Throwable t = NamenodeClient.unwrap(err);
@@ -366,7 +514,7 @@ public final class FastVolume implements BlockDevice {
                                 return CompletableFuture.<Void>failedFuture(Failures.toDeviceException(t));
                             }
                             action = Failures.actionFor(se);
-                            failure = new DeviceException(Failures.reasonFor(se), "write of chunk " + chunkOf(s)
+                            failure = new DeviceException(Failures.reasonFor(se), op + " of chunk " + chunkOf(s)
                                     + " failed: " + se.getMessage(), se);
                         }
                         if (!mayRetry(action, attempt, start)) {

@@ -2,6 +2,7 @@ package io.fastblock.gateway.client;
 
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.ExtentsRequest;
 import io.fastblock.protocol.PingRequest;
 import io.fastblock.protocol.ReadRequest;
 import io.fastblock.protocol.StorageMessage;
@@ -79,6 +80,18 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
     public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
                                                    int length) {
         return send(node, new ReadRequest(nextRequestId.getAndIncrement(), chain, chunk, offset, length));
+    }
+
+    @Override
+    public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                                   int length) {
+        return send(node, WriteRequest.trim(nextRequestId.getAndIncrement(), chain, chunk, offset, length));
+    }
+
+    @Override
+    public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                                      int length) {
+        return send(node, new ExtentsRequest(nextRequestId.getAndIncrement(), chain, chunk, offset, length));
     }
 
     public CompletableFuture<StorageResponse> ping(NodeAddress node) {

@@ -19,4 +19,18 @@ public interface StorageTransport {
 
     CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
                                             int length);
+
+    /**
+     * TRIM (a WRITE with FLAG_TRIM, sent to the head like a write): {@code [offset, offset + length)}
+     * of the chunk, 4 KiB aligned, reads as zeros afterwards and its space is given back.
+     */
+    CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                            int length);
+
+    /**
+     * EXTENTS: the allocated 4 KiB blocks of {@code [offset, offset + length)} of the chunk as the
+     * receiving member has them; the answer data is an encoded {@link io.fastblock.protocol.Extents}.
+     */
+    CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                               int length);
 }

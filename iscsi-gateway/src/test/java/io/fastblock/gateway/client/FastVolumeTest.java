@@ -195,6 +195,18 @@ class FastVolumeTest {
                                                            long offset, int length) {
                 return cluster.read(node, chain, chunk, offset, length);
             }
+
+            @Override
+            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.trim(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                              long offset, int length) {
+                return cluster.extents(node, chain, chunk, offset, length);
+            }
         };
         FastVolume v = volume(spy);
         v.write(CHUNK - 4096, caller).get(5, TimeUnit.SECONDS);
@@ -365,6 +377,18 @@ class FastVolumeTest {
                 cluster.sent.add(new InMemoryCluster.Sent(OpCode.READ, node, chain, chunk, offset, length));
                 return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.READ, Status.IO_ERROR, "x"));
             }
+
+            @Override
+            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.trim(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                              long offset, int length) {
+                return cluster.extents(node, chain, chunk, offset, length);
+            }
         };
         FastVolume v = volume(failing, shortBudget);
         int before = cluster.sent.size();
@@ -406,6 +430,18 @@ class FastVolumeTest {
                     }, CompletableFuture.delayedExecutor(250, TimeUnit.MILLISECONDS));
                 }
                 return late;
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.trim(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                              long offset, int length) {
+                return cluster.extents(node, chain, chunk, offset, length);
             }
         };
         FastVolume v = volume(slow, tight);
@@ -490,6 +526,66 @@ class FastVolumeTest {
     void closedVolumeRefusesIo() {
         volume.close();
         assertEquals(Reason.UNAVAILABLE, failure(volume.read(0, 512)).reason());
+    }
+
+    private List<io.fastblock.gateway.scsi.BlockDevice.Extent> status(long offset, long length) throws Exception {
+        return volume.lbaStatus(offset, length).get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void unmapTrimsWholeBlocksZeroWritesPartialOnesAndSkipsUnallocatedChunks() throws Exception {
+        assertTrue(volume.thinProvisioned());
+        byte[] data = pattern(3 * CHUNK, 21);
+        write(0, data); // chunks 0-2 allocated; 3-7 never written
+        int before = cluster.sent.size();
+        // From 512 bytes into chunk 0 to 1 KiB into chunk 2, then on into chunk 4 which was never written.
+        volume.unmap(512, 2L * CHUNK + 512).get(5, TimeUnit.SECONDS);
+        List<InMemoryCluster.Sent> sent = new ArrayList<>(cluster.sent.subList(before, cluster.sent.size()));
+        long trims = sent.stream().filter(x -> x.length() < 0).count();
+        long zeroWrites = sent.stream().filter(x -> x.op() == OpCode.WRITE && x.length() > 0).count();
+        assertEquals(2, trims, "chunks 0 and 1 (chunk 2's part holds no whole block): " + sent);
+        assertEquals(2, zeroWrites, "the partial blocks at both ends: " + sent);
+        assertTrue(sent.stream().allMatch(x -> x.chunk().index() <= 2), "chunks never allocated get nothing");
+        byte[] now = read(0, 3 * CHUNK);
+        assertArrayEquals(java.util.Arrays.copyOf(data, 512), java.util.Arrays.copyOf(now, 512), "before the range");
+        assertArrayEquals(new byte[2 * CHUNK + 512], java.util.Arrays.copyOfRange(now, 512, 2 * CHUNK + 1024));
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 2 * CHUNK + 1024, 3 * CHUNK),
+                java.util.Arrays.copyOfRange(now, 2 * CHUNK + 1024, 3 * CHUNK), "after the range");
+        // Every replica gave the whole blocks back; the partial blocks stay allocated (zeros written).
+        for (String member : List.of("storage-1", "storage-2", "storage-3")) {
+            assertEquals(java.util.Set.of(0), bits(member, 0), member);
+            assertEquals(java.util.Set.of(), bits(member, 1), member);
+            java.util.Set<Integer> third = bits(member, 2);
+            assertEquals(CHUNK / 4096, third.size(), "chunk 2's first block stays (zero-written): " + member);
+        }
+    }
+
+    private java.util.Set<Integer> bits(String member, long chunk) {
+        java.util.BitSet b = cluster.blocks.get(member).get(chunk);
+        return b == null ? java.util.Set.of() : b.stream().boxed().collect(java.util.stream.Collectors.toSet());
+    }
+
+    @Test
+    void lbaStatusTellsMappedFromDeallocated() throws Exception {
+        write(CHUNK + 8192, pattern(4096, 3));
+        List<io.fastblock.gateway.scsi.BlockDevice.Extent> runs = status(0, 2L * CHUNK);
+        assertEquals(List.of(new io.fastblock.gateway.scsi.BlockDevice.Extent(0, CHUNK + 8192, false),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(CHUNK + 8192, 4096, true),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(CHUNK + 12288, CHUNK - 12288, false)), runs);
+        volume.unmap(CHUNK + 8192, 4096).get(5, TimeUnit.SECONDS);
+        assertEquals(List.of(new io.fastblock.gateway.scsi.BlockDevice.Extent(CHUNK, CHUNK, false)), status(CHUNK, CHUNK));
+        // A failing head: another member answers.
+        write(0, pattern(512, 4));
+        cluster.script.add(Status.IO_ERROR);
+        assertEquals(new io.fastblock.gateway.scsi.BlockDevice.Extent(0, 4096, true), status(0, CHUNK).get(0));
+    }
+
+    @Test
+    void unmapIsRefusedOutsideTheVolumeAndReportsRefusedTrims() throws Exception {
+        assertEquals(Reason.OUT_OF_RANGE, failure(volume.unmap(SIZE - 512, 1024)).reason());
+        write(0, pattern(8192, 5));
+        cluster.script.add(Status.BAD_REQUEST);
+        assertEquals(Reason.IO_ERROR, failure(volume.unmap(0, 8192)).reason(), "a refused trim is an error, not silence");
     }
 
     private void write0() {

@@ -30,6 +30,8 @@ final class InMemoryCluster implements ChunkMapSource, StorageTransport {
     volatile GroupInfo group;
     final Map<Long, Boolean> allocated = new ConcurrentHashMap<>();
     final Map<String, Map<Long, byte[]>> data = new ConcurrentHashMap<>();
+    /** Per member and chunk, which 4 KiB blocks are allocated (written since their last trim). */
+    final Map<String, Map<Long, java.util.BitSet>> blocks = new ConcurrentHashMap<>();
     final List<Sent> sent = Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger lookups = new AtomicInteger();
     final AtomicInteger allocations = new AtomicInteger();
@@ -106,6 +108,9 @@ final class InMemoryCluster implements ChunkMapSource, StorageTransport {
                         .computeIfAbsent(chunk.index(), k -> new byte[(int) chunkSize]);
                 synchronized (chunkBytes) {
                     System.arraycopy(bytes, 0, chunkBytes, (int) offset, length);
+                    if (length > 0) {
+                        allocation(m.id(), chunk.index()).set((int) (offset / 4096), (int) ((offset + length - 1) / 4096) + 1);
+                    }
                 }
             }
             return CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.WRITE));
@@ -138,6 +143,68 @@ final class InMemoryCluster implements ChunkMapSource, StorageTransport {
         }
         handedOut.add(out);
         return CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.READ, out));
+    }
+
+    private java.util.BitSet allocation(String member, long chunk) {
+        return blocks.computeIfAbsent(member, k -> new ConcurrentHashMap<>()).computeIfAbsent(chunk,
+                k -> new java.util.BitSet());
+    }
+
+    /** As the storage servers do it (contract A1): 4 KiB aligned, zeros afterwards, blocks no longer allocated. */
+    @Override
+    public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                                   int length) {
+        sent.add(new Sent(OpCode.WRITE, node, chain, chunk, offset, -length)); // negative length marks a trim
+        CompletableFuture<StorageResponse> scripted = scripted(OpCode.WRITE);
+        if (scripted != null) {
+            return scripted;
+        }
+        Status check = check(node, chain, true);
+        if (check == Status.OK && (offset % 4096 != 0 || length % 4096 != 0)) {
+            check = Status.BAD_REQUEST;
+        }
+        if (check != Status.OK) {
+            return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.WRITE, check, "fake"));
+        }
+        for (GroupMember m : group.members()) {
+            byte[] chunkBytes = data.getOrDefault(m.id(), Map.of()).get(chunk.index());
+            if (chunkBytes != null) {
+                synchronized (chunkBytes) {
+                    java.util.Arrays.fill(chunkBytes, (int) offset, (int) (offset + length), (byte) 0);
+                    allocation(m.id(), chunk.index()).clear((int) (offset / 4096), (int) ((offset + length) / 4096));
+                }
+            }
+        }
+        return CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.WRITE));
+    }
+
+    @Override
+    public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
+                                                      int length) {
+        sent.add(new Sent(OpCode.EXTENTS, node, chain, chunk, offset, length));
+        CompletableFuture<StorageResponse> scripted = scripted(OpCode.EXTENTS);
+        if (scripted != null) {
+            return scripted;
+        }
+        Status check = check(node, chain, false);
+        if (check != Status.OK) {
+            return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.EXTENTS, check, "fake"));
+        }
+        java.util.BitSet bits = (java.util.BitSet) allocation(memberAt(node).id(), chunk.index()).clone();
+        List<io.fastblock.protocol.Extents.Range> ranges = new ArrayList<>();
+        long end = offset + length;
+        for (int b = bits.nextSetBit((int) (offset / 4096)); b >= 0 && (long) b * 4096 < end; ) {
+            int stop = bits.nextClearBit(b);
+            long from = Math.max(offset, (long) b * 4096);
+            long to = Math.min(end, (long) stop * 4096);
+            ranges.add(new io.fastblock.protocol.Extents.Range(from, (int) (to - from)));
+            b = bits.nextSetBit(stop);
+        }
+        io.fastblock.protocol.Extents e = io.fastblock.protocol.Extents.of(ranges);
+        ByteBuf out = Unpooled.directBuffer(e.encodedSize());
+        e.encode(out);
+        handedOut.add(out);
+        return CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.EXTENTS, out));
     }
 
     private CompletableFuture<StorageResponse> scripted(OpCode op) {
