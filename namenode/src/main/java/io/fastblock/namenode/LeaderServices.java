@@ -1,6 +1,9 @@
 package io.fastblock.namenode;
 
+import io.fastblock.namenode.layers.LayerReclaimer;
+import io.fastblock.namenode.layers.LayerSealer;
 import io.fastblock.namenode.meta.GroupStore;
+import java.time.Duration;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.placement.GroupFormation;
 import io.fastblock.namenode.repair.ChainRepair;
@@ -12,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The services only the leading namenode runs, because they change metadata on their own
- * initiative: group formation and chain repair. Started when leadership is won, closed (in
+ * initiative: group formation, chain repair and the reclaim of freed layers. Started when leadership is won, closed (in
  * reverse order) when it is lost.
  */
 final class LeaderServices implements AutoCloseable {
@@ -23,7 +26,12 @@ final class LeaderServices implements AutoCloseable {
         this.running = running;
     }
 
-    static LeaderServices start(CuratorFramework zk, GroupStore groups, NodeStore nodes, NameNodeConfig config) {
+    /** How often the reclaimer looks for space to give back (deleted volumes and snapshots, reverts). */
+    private static final Duration RECLAIM_EVERY = Duration.ofSeconds(2);
+    private static final Duration STORAGE_TIMEOUT = Duration.ofSeconds(10);
+
+    static LeaderServices start(CuratorFramework zk, GroupStore groups, NodeStore nodes, NameNodeConfig config,
+                                LayerSealer sealer) {
         Deque<AutoCloseable> running = new ArrayDeque<>();
         GroupFormation formation = new GroupFormation(zk, groups, nodes);
         formation.start();
@@ -31,6 +39,9 @@ final class LeaderServices implements AutoCloseable {
         ChainRepair repair = new ChainRepair(zk, groups, nodes, config.maxConcurrentJoins(), config.rejoinWindow());
         repair.start();
         running.push(repair);
+        LayerReclaimer reclaimer = new LayerReclaimer(zk, groups, nodes, sealer, STORAGE_TIMEOUT);
+        reclaimer.start(RECLAIM_EVERY);
+        running.push(reclaimer);
         return new LeaderServices(running);
     }
 

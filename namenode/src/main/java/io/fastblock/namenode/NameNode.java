@@ -7,6 +7,8 @@ import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.VolumeEdits;
+import io.fastblock.namenode.layers.StorageFences;
+import io.fastblock.namenode.meta.LayerStacks;
 import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.namenode.meta.ZkSchema;
 import io.fastblock.namenode.placement.ChunkPlacement;
@@ -43,6 +45,8 @@ public final class NameNode implements AutoCloseable {
     private static final int SESSION_TIMEOUT_MS = 6_000; // a crashed leader is replaced within about this long
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private static final int CONNECT_WAIT_S = 30;
+    /** How long a storage server may take to confirm a FENCE (it waits for the writes it admitted). */
+    private static final java.time.Duration FENCE_TIMEOUT = java.time.Duration.ofSeconds(10);
     /** Covers a crashed predecessor's latch node expiring (the ZooKeeper session timeout) and then some. */
     private static final int ELECTION_WAIT_S = 30;
 
@@ -109,8 +113,11 @@ public final class NameNode implements AutoCloseable {
             NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
                     new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
                     new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator));
+            StorageFences fences = new StorageFences(nodes, FENCE_TIMEOUT);
+            started.push(fences);
             Router router = new NameNodeApi(services, new NameNodeApi.Settings(config.chunkSize(),
-                    config.oversubscription(), config.leaseTtl(), System::currentTimeMillis)).router();
+                    config.oversubscription(), config.leaseTtl(), System::currentTimeMillis),
+                    new LayerStacks(curator), fences).router();
             SSLContext tls = config.tls()
                     ? TlsContexts.server(Path.of(config.tlsKeystore()), config.tlsPassword().toCharArray()) : null;
             HttpApi api = HttpApi.start(config.listenHost(), config.httpPort(), router, config.apiToken(), tls,
@@ -121,7 +128,7 @@ public final class NameNode implements AutoCloseable {
                     : config.advertiseUrl();
             Leadership leadership = new Leadership(curator, myUrl, () -> {
                 placement.forgetCounts(); // another leader may have allocated meanwhile: learn them afresh
-                return LeaderServices.start(curator, groups, nodes, config);
+                return LeaderServices.start(curator, groups, nodes, config, fences);
             });
             elected.set(leadership);
             started.push(leadership);

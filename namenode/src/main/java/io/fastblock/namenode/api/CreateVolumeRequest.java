@@ -109,6 +109,11 @@ public record CreateVolumeRequest(String name, long size, long chunkSize, String
         return new ApiException(400, "INVALID_NAME", message);
     }
 
+    /** A {@code size} field (bytes or "20G") checked like a create's; 400 INVALID_SIZE otherwise. */
+    static long sizeField(JsonNode n) {
+        return size(n);
+    }
+
     private static long size(JsonNode n) {
         try {
             if (n == null || n.isNull()) {

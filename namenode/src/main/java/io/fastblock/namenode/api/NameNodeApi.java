@@ -5,7 +5,14 @@ import io.fastblock.namenode.capacity.Capacity;
 import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.ExportStore;
 import io.fastblock.namenode.meta.GroupStore;
+import io.fastblock.namenode.layers.LayerSealer;
 import io.fastblock.namenode.meta.IdempotencyConflictException;
+import io.fastblock.namenode.meta.LayerConflictException;
+import io.fastblock.namenode.meta.LayerStacks;
+import io.fastblock.namenode.meta.SnapshotExistsException;
+import io.fastblock.namenode.meta.SnapshotNotFoundException;
+import io.fastblock.namenode.meta.SourceNotFoundException;
+import io.fastblock.namenode.meta.StaleLayerException;
 import io.fastblock.namenode.meta.LeaseLostException;
 import io.fastblock.namenode.meta.LeaseStore;
 import io.fastblock.namenode.meta.NodeStore;
@@ -51,14 +58,25 @@ public final class NameNodeApi {
 
     private final Services s;
     private final Settings settings;
+    private final SnapshotRoutes snapshots;
 
+    /** Without the snapshot routes' stores: for routers that are only listed (contract test). */
     public NameNodeApi(Services services, Settings settings) {
+        this(services, settings, null, LayerSealer.ZOOKEEPER_ONLY);
+    }
+
+    /**
+     * {@code layers} changes layer stacks (snapshots, clones, reverts, extend); {@code sealer}
+     * confirms the seal of a layer with the storage servers before those answer.
+     */
+    public NameNodeApi(Services services, Settings settings, LayerStacks layers, LayerSealer sealer) {
         this.s = services;
         this.settings = settings;
+        this.snapshots = new SnapshotRoutes(services, layers, sealer, this::requireCapacity);
     }
 
     public Router router() {
-        return new Router()
+        Router router = new Router()
                 .add("GET", "/v1/health", r -> ApiResponse.ok(new Views.Health("ok")))
                 .add("GET", "/v1/status", guarded(r -> status()))
                 .add("GET", "/v1/volumes", guarded(r -> listVolumes()))
@@ -67,9 +85,9 @@ public final class NameNodeApi {
                 .add("DELETE", "/v1/volumes/{name}", guarded(r -> deleteVolume(r.param("name"))))
                 .add("PATCH", "/v1/volumes/{name}", guarded(this::patchVolume))
                 .add("GET", "/v1/volumes/{name}/chunks/{index}",
-                        guarded(r -> chunk(r.param("name"), r.param("index"), false)))
+                        guarded(r -> chunk(r.param("name"), r.param("index"), false, r.query("layer"))))
                 .add("POST", "/v1/volumes/{name}/chunks/{index}",
-                        guarded(r -> chunk(r.param("name"), r.param("index"), true)))
+                        guarded(r -> chunk(r.param("name"), r.param("index"), true, r.query("layer"))))
                 .add("GET", "/v1/volumes/{name}/exports", guarded(r -> listExports(r.param("name"))))
                 .add("POST", "/v1/volumes/{name}/exports", guarded(this::createExport))
                 .add("DELETE", "/v1/volumes/{name}/exports/{initiator}",
@@ -82,6 +100,8 @@ public final class NameNodeApi {
                 .add("GET", "/v1/groups", guarded(r -> ApiResponse.ok(new Views.GroupList(groupViews(s.nodes().all())))))
                 .add("GET", "/v1/tenants", guarded(r -> ApiResponse.ok(new Views.TenantList(s.tenants().list()))))
                 .add("PUT", "/v1/tenants/{name}", guarded(this::putTenant));
+        snapshots.addTo(router, NameNodeApi::guarded);
+        return router;
     }
 
     /** Maps the metadata layer's domain errors to the contract's codes. */
@@ -99,29 +119,49 @@ public final class NameNodeApi {
                 throw new ApiException(409, "LEASE_LOST", e.getMessage());
             } catch (NoReplicationGroupsException e) {
                 throw new ApiException(503, "NO_REPLICATION_GROUPS", e.getMessage());
+            } catch (SnapshotNotFoundException e) {
+                throw new ApiException(404, "SNAPSHOT_NOT_FOUND", e.getMessage());
+            } catch (SnapshotExistsException e) {
+                throw new ApiException(409, "SNAPSHOT_EXISTS", e.getMessage());
+            } catch (SourceNotFoundException e) {
+                throw new ApiException(404, "SOURCE_NOT_FOUND", e.getMessage());
+            } catch (LayerConflictException e) {
+                throw new ApiException(409, e.code(), e.getMessage());
+            } catch (StaleLayerException e) {
+                throw new ApiException(409, "STALE_LAYER", e.getMessage());
+            } catch (LayerSealer.SealIncompleteException e) {
+                throw new ApiException(503, "SEAL_INCOMPLETE", e.getMessage());
             }
         };
     }
 
     private ApiResponse createVolume(ApiRequest r) {
+        if (SnapshotRoutes.hasSource(r.body())) {
+            return snapshots.createClone(r);
+        }
         CreateVolumeRequest req = CreateVolumeRequest.parse(r.body(), settings.defaultChunkSize());
         VolumeStore.NewVolume wanted = new VolumeStore.NewVolume(req.name(), req.size(), req.chunkSize(), req.tenant(),
                 req.qos(), req.clientId());
         if (req.clientId() == null || s.volumes().get(req.name()).filter(v -> req.clientId().equals(v.clientId()))
                 .isEmpty()) {
             // A repeat of an earlier create is answered even when the cluster has filled up since.
-            Capacity c = capacity(s.nodes().all(), s.volumes().list());
-            if (!c.admits(req.size())) {
-                throw new ApiException(507, "INSUFFICIENT_CAPACITY", "a volume of " + req.size()
-                        + " bytes would bring provisioned capacity to " + (c.provisioned() + req.size())
-                        + " bytes, over the limit of " + c.provisionable() + " (usable " + c.usable()
-                        + " bytes x over-subscription " + c.oversubscription() + ")");
-            }
+            requireCapacity(req.size());
         }
         VolumeStore.Created created = s.volumes().create(wanted);
         Views.Volume view = Views.volume(created.volume(), created.created() ? 0
                 : s.chunkMaps().allocatedCount(created.volume().name()));
         return created.created() ? ApiResponse.created(view) : ApiResponse.ok(view);
+    }
+
+    /** 507 INSUFFICIENT_CAPACITY unless another {@code size} bytes may be provisioned. */
+    private void requireCapacity(long size) {
+        Capacity c = capacity(s.nodes().all(), s.volumes().list());
+        if (!c.admits(size)) {
+            throw new ApiException(507, "INSUFFICIENT_CAPACITY", "another " + size
+                    + " bytes would bring provisioned capacity to " + (c.provisioned() + size)
+                    + " bytes, over the limit of " + c.provisionable() + " (usable " + c.usable()
+                    + " bytes x over-subscription " + c.oversubscription() + ")");
+        }
     }
 
     private ApiResponse listVolumes() {
@@ -195,12 +235,20 @@ public final class NameNodeApi {
         return ApiResponse.ok(Views.volume(v, s.chunkMaps().allocatedCount(v.name())));
     }
 
-    private ApiResponse chunk(String name, String indexText, boolean allocate) {
+    /**
+     * A chunk of the volume's top layer, or (GET with {@code layer}) of that layer of its stack; a
+     * POST with {@code layer} allocates only while that layer is still the top (else 409 STALE_LAYER).
+     */
+    private ApiResponse chunk(String name, String indexText, boolean allocate, String layerText) {
         VolumeRecord v = existing(name);
         long index = chunkIndex(v, indexText);
+        Long layer = SnapshotRoutes.layerOf(v, layerText);
         OptionalInt group;
         if (allocate) {
-            group = OptionalInt.of(s.chunkMaps().allocate(name, index, () -> s.placement().groupFor(v.id(), index)));
+            group = OptionalInt.of(s.chunkMaps().allocate(name, layer, index,
+                    () -> s.placement().groupFor(v.id(), index)));
+        } else if (layer != null) {
+            group = s.chunkMaps().lookupIn(ChunkMapStore.mapPath(v, layer), index);
         } else {
             group = s.chunkMaps().lookup(name, index);
         }

@@ -9,6 +9,8 @@ import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.LeaseRecord;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.QosSpec;
+import io.fastblock.protocol.meta.SnapshotRecord;
+import io.fastblock.protocol.meta.VolumeSource;
 import io.fastblock.protocol.meta.TenantRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
 import java.time.Instant;
@@ -22,8 +24,24 @@ public final class Views {
     private Views() {
     }
 
+    /**
+     * {@code source}: what a clone was made from (null otherwise); {@code layers}: the layer stack,
+     * bottom first, the last being the id the volume's writes carry ({@code [id]} before any snapshot).
+     */
     public record Volume(long id, String name, long size, int blockSize, long chunkSize, String iqn, String state,
-                         String createdAt, int allocatedChunks, String tenant, QosSpec qos, String clientId) {
+                         String createdAt, int allocatedChunks, String tenant, QosSpec qos, String clientId,
+                         VolumeSource source, List<Long> layers) {
+    }
+
+    /** A snapshot as the contract shows it; {@code id} is the client's id (null when none was given). */
+    public record Snapshot(String name, String volume, String id, long size, String createdAt, String state) {
+    }
+
+    public record SnapshotList(List<Snapshot> snapshots) {
+    }
+
+    public static Snapshot snapshot(SnapshotRecord s) {
+        return new Snapshot(s.name(), s.volume(), s.clientId(), s.size(), s.createdAt(), s.state());
     }
 
     public record VolumeList(List<Volume> volumes) {
@@ -83,7 +101,7 @@ public final class Views {
 
     public static Volume volume(VolumeRecord v, int allocatedChunks) {
         return new Volume(v.id(), v.name(), v.size(), v.blockSize(), v.chunkSize(), Iqn.forVolume(v.name()), v.state(),
-                v.createdAt(), allocatedChunks, v.tenant(), v.qos(), v.clientId());
+                v.createdAt(), allocatedChunks, v.tenant(), v.qos(), v.clientId(), v.source(), v.layerStack());
     }
 
     public static Node node(NodeState s) {

@@ -1,22 +1,32 @@
 package io.fastblock.namenode.meta;
 
 import io.fastblock.protocol.meta.ChunkMapBucket;
+import io.fastblock.protocol.meta.MetaJson;
+import io.fastblock.protocol.meta.VolumeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
+import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
 import java.util.function.IntSupplier;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 /**
- * Which replication group holds each chunk of a volume: {@link ChunkMapBucket} znodes under
- * {@code /fastblock/volumes/{name}/chunkmap/{bucket}}, a missing bucket meaning "nothing allocated".
+ * Which replication group holds each chunk of a layer: {@link ChunkMapBucket} znodes, a missing
+ * bucket meaning "nothing allocated". A volume's writes go to its top layer (docs/snapshots.md);
+ * the map of a volume never snapshotted is still under the volume's znode
+ * ({@code /fastblock/volumes/{name}/chunkmap}), every other layer's under
+ * {@code /fastblock/layers/{id}/chunkmap}.
  *
- * <p>Allocation is a versioned read-modify-write: read the bucket and its version, return the group
- * already there, else assign one and write back only if nobody changed the bucket meanwhile. A lost
- * race re-reads and finds the winner's group, so concurrent allocations of a chunk agree on one group,
- * and allocations of different chunks in one bucket never overwrite each other.
+ * <p>Allocation is one ZooKeeper transaction: a check of the volume record's version (so an
+ * allocation never lands in a layer a concurrent snapshot has just frozen), the bucket's versioned
+ * write and, when the bucket is new, a write of the map's parent znode (whose version a snapshot
+ * that moves the map checks, so no bucket is created behind its back). A lost race re-reads and
+ * finds the winner's group, so concurrent allocations of a chunk agree on one group.
  */
 public final class ChunkMapStore {
     private final CuratorFramework zk;
@@ -25,30 +35,61 @@ public final class ChunkMapStore {
         this.zk = zk;
     }
 
-    /** The group of a chunk, or empty if it was never allocated. Never writes. */
+    /** Where layer {@code layer} of volume {@code v} keeps its chunk map. */
+    public static String mapPath(VolumeRecord v, long layer) {
+        return v.layered() ? ZkPaths.layerChunkMap(layer) : ZkPaths.chunkMap(v.name());
+    }
+
+    /**
+     * The group of a chunk in the volume's top layer, or empty if it was never allocated there (or
+     * the volume does not exist). Never writes.
+     */
     public OptionalInt lookup(String volume, long chunkIndex) {
-        String path = ZkPaths.chunkMapBucket(volume, ChunkMapBucket.bucketOf(chunkIndex));
+        VolumeRecord v;
         try {
-            byte[] raw = ZkCalls.run("read chunk map of " + volume, () -> zk.getData().forPath(path));
+            v = readVolume(volume, null);
+        } catch (VolumeNotFoundException e) {
+            return OptionalInt.empty();
+        }
+        return lookupIn(mapPath(v, v.topLayer()), chunkIndex);
+    }
+
+    /** The group of a chunk in the chunk map at {@code mapPath}, or empty. Never writes. */
+    public OptionalInt lookupIn(String mapPath, long chunkIndex) {
+        String path = mapPath + "/" + ChunkMapBucket.bucketOf(chunkIndex);
+        try {
+            byte[] raw = ZkCalls.run("read chunk map " + mapPath, () -> zk.getData().forPath(path));
             int group = ChunkMapBucket.decode(raw).groupOf(chunkIndex);
             return group == ChunkMapBucket.UNALLOCATED ? OptionalInt.empty() : OptionalInt.of(group);
         } catch (KeeperException.NoNodeException e) {
             return OptionalInt.empty();
         } catch (KeeperException e) {
-            throw ZkCalls.unexpected("read chunk map of " + volume, e);
+            throw ZkCalls.unexpected("read chunk map " + mapPath, e);
         }
     }
 
-    /**
-     * The group of a chunk, assigning {@code chooser}'s group if it has none. {@code chooser} runs only
-     * when an assignment is attempted and may throw to refuse (e.g. no groups exist yet).
-     *
-     * @throws VolumeNotFoundException if the volume does not exist (or was deleted meanwhile)
-     */
     public int allocate(String volume, long chunkIndex, IntSupplier chooser) {
-        String path = ZkPaths.chunkMapBucket(volume, ChunkMapBucket.bucketOf(chunkIndex));
+        return allocate(volume, null, chunkIndex, chooser);
+    }
+
+    /**
+     * The group of a chunk in the volume's top layer, assigning {@code chooser}'s group if it has
+     * none. {@code chooser} runs only when an assignment is attempted and may throw to refuse.
+     *
+     * @param expectedLayer the layer the caller will write with (null: whichever is on top)
+     * @throws VolumeNotFoundException if the volume does not exist (or was deleted meanwhile)
+     * @throws StaleLayerException if {@code expectedLayer} is no longer the volume's top layer
+     */
+    public int allocate(String volume, Long expectedLayer, long chunkIndex, IntSupplier chooser) {
         String what = "allocate chunk " + chunkIndex + " of " + volume;
         while (true) {
+            Stat volumeStat = new Stat();
+            VolumeRecord v = readVolume(volume, volumeStat);
+            if (expectedLayer != null && expectedLayer != v.topLayer()) {
+                throw new StaleLayerException(volume, expectedLayer, v.topLayer());
+            }
+            String mapPath = mapPath(v, v.topLayer());
+            String path = mapPath + "/" + ChunkMapBucket.bucketOf(chunkIndex);
             Stat stat = new Stat();
             ChunkMapBucket bucket;
             boolean exists;
@@ -69,76 +110,117 @@ public final class ChunkMapStore {
             int group = chooser.getAsInt();
             bucket.assign(chunkIndex, group);
             byte[] encoded = bucket.encode();
+            boolean existed = exists;
             try {
-                if (exists) {
-                    ZkCalls.run(what, () -> zk.setData().withVersion(stat.getVersion()).forPath(path, encoded));
-                } else {
-                    // No creatingParentsIfNeeded: if the volume was deleted its chunkmap parent is gone and
-                    // this fails instead of resurrecting a record-less volume path.
-                    ZkCalls.run(what, () -> zk.create().forPath(path, encoded));
-                }
+                ZkCalls.run(what, () -> {
+                    List<CuratorOp> ops = new ArrayList<>();
+                    ops.add(zk.transactionOp().check().withVersion(volumeStat.getVersion())
+                            .forPath(ZkPaths.volume(volume)));
+                    if (existed) {
+                        ops.add(zk.transactionOp().setData().withVersion(stat.getVersion()).forPath(path, encoded));
+                    } else {
+                        // No parent creation: if the map was moved or deleted this fails instead of resurrecting it.
+                        ops.add(zk.transactionOp().create().forPath(path, encoded));
+                        ops.add(zk.transactionOp().setData().forPath(mapPath, new byte[0]));
+                    }
+                    return zk.transaction().forOperations(ops);
+                });
                 return group;
-            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException e) {
-                // Someone else wrote this bucket first: re-read and either adopt their group or retry.
-            } catch (KeeperException.NoNodeException e) {
-                throw new VolumeNotFoundException(volume);
+            } catch (KeeperException.BadVersionException | KeeperException.NodeExistsException
+                     | KeeperException.NoNodeException e) {
+                // Someone else wrote this bucket or the volume record first (or the volume went):
+                // re-read and either adopt their group, retry, or report the volume gone.
             } catch (KeeperException e) {
                 throw ZkCalls.unexpected(what, e);
             }
         }
     }
 
-    /** How many chunks of the volume have a group (0 for a volume that does not exist). */
-    public int allocatedCount(String volume) {
-        List<String> buckets;
+    private VolumeRecord readVolume(String volume, Stat stat) {
         try {
-            buckets = ZkCalls.run("list chunk map of " + volume, () -> zk.getChildren().forPath(ZkPaths.chunkMap(volume)));
+            byte[] raw = ZkCalls.run("read volume " + volume, () -> stat == null
+                    ? zk.getData().forPath(ZkPaths.volume(volume))
+                    : zk.getData().storingStatIn(stat).forPath(ZkPaths.volume(volume)));
+            return MetaJson.read(raw, VolumeRecord.class);
         } catch (KeeperException.NoNodeException e) {
-            return 0;
+            throw new VolumeNotFoundException(volume);
         } catch (KeeperException e) {
-            throw ZkCalls.unexpected("list chunk map of " + volume, e);
+            throw ZkCalls.unexpected("read volume " + volume, e);
         }
-        int total = 0;
-        for (String b : buckets) {
-            String path = ZkPaths.chunkMap(volume) + "/" + b;
-            try {
-                total += ChunkMapBucket.decode(ZkCalls.run("read chunk map of " + volume,
-                        () -> zk.getData().forPath(path))).allocatedCount();
-            } catch (KeeperException.NoNodeException e) {
-                // deleted meanwhile
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("read chunk map of " + volume, e);
-            }
-        }
-        return total;
     }
 
-    /** Adds the volume's allocated chunks per group into {@code counts}. */
-    public void countByGroup(String volume, java.util.Map<Integer, Long> counts) {
-        List<String> buckets;
+    /** The buckets of the chunk map at {@code mapPath}, by bucket number (empty if there is no such map). */
+    public Map<Long, ChunkMapBucket> buckets(String mapPath) {
+        List<String> names;
         try {
-            buckets = ZkCalls.run("list chunk map of " + volume, () -> zk.getChildren().forPath(ZkPaths.chunkMap(volume)));
+            names = ZkCalls.run("list chunk map " + mapPath, () -> zk.getChildren().forPath(mapPath));
         } catch (KeeperException.NoNodeException e) {
-            return;
+            return Map.of();
         } catch (KeeperException e) {
-            throw ZkCalls.unexpected("list chunk map of " + volume, e);
+            throw ZkCalls.unexpected("list chunk map " + mapPath, e);
         }
-        for (String b : buckets) {
-            String path = ZkPaths.chunkMap(volume) + "/" + b;
+        Map<Long, ChunkMapBucket> out = new java.util.TreeMap<>();
+        for (String b : names) {
+            String path = mapPath + "/" + b;
             try {
-                ChunkMapBucket bucket = ChunkMapBucket.decode(ZkCalls.run("read chunk map of " + volume,
-                        () -> zk.getData().forPath(path)));
-                long base = Long.parseLong(b) * ChunkMapBucket.CHUNKS_PER_BUCKET;
-                for (int i = 0; i < ChunkMapBucket.CHUNKS_PER_BUCKET; i++) {
-                    int g = bucket.groupOf(base + i);
-                    if (g != ChunkMapBucket.UNALLOCATED) {
-                        counts.merge(g, 1L, Long::sum);
-                    }
-                }
+                out.put(Long.parseLong(b), ChunkMapBucket.decode(ZkCalls.run("read chunk map " + mapPath,
+                        () -> zk.getData().forPath(path))));
             } catch (KeeperException.NoNodeException e) {
                 // deleted meanwhile
             } catch (KeeperException e) {
-                throw ZkCalls.unexpected("read chunk map of " + volume, e);
+                throw ZkCalls.unexpected("read chunk map " + mapPath, e);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * How many chunks of the volume hold data in at least one of its layers (0 for a volume that
+     * does not exist).
+     */
+    public int allocatedCount(String volume) {
+        VolumeRecord v;
+        try {
+            v = readVolume(volume, null);
+        } catch (VolumeNotFoundException e) {
+            return 0;
+        }
+        if (!v.layered()) {
+            int total = 0;
+            for (ChunkMapBucket b : buckets(ZkPaths.chunkMap(volume)).values()) {
+                total += b.allocatedCount();
+            }
+            return total;
+        }
+        BitSet any = new BitSet();
+        for (long layer : v.layerStack()) {
+            for (Map.Entry<Long, ChunkMapBucket> e : buckets(ZkPaths.layerChunkMap(layer)).entrySet()) {
+                long base = e.getKey() * ChunkMapBucket.CHUNKS_PER_BUCKET;
+                for (int i = 0; i < ChunkMapBucket.CHUNKS_PER_BUCKET; i++) {
+                    if (e.getValue().groupOf(base + i) != ChunkMapBucket.UNALLOCATED) {
+                        any.set(Math.toIntExact(base + i));
+                    }
+                }
+            }
+        }
+        return any.cardinality();
+    }
+
+    /** Adds the chunks allocated in the volume's top layer per group into {@code counts}. */
+    public void countByGroup(String volume, Map<Integer, Long> counts) {
+        VolumeRecord v;
+        try {
+            v = readVolume(volume, null);
+        } catch (VolumeNotFoundException e) {
+            return;
+        }
+        for (Map.Entry<Long, ChunkMapBucket> e : buckets(mapPath(v, v.topLayer())).entrySet()) {
+            long base = e.getKey() * ChunkMapBucket.CHUNKS_PER_BUCKET;
+            for (int i = 0; i < ChunkMapBucket.CHUNKS_PER_BUCKET; i++) {
+                int g = e.getValue().groupOf(base + i);
+                if (g != ChunkMapBucket.UNALLOCATED) {
+                    counts.merge(g, 1L, Long::sum);
+                }
             }
         }
     }

@@ -3,6 +3,7 @@ package io.fastblock.namenode.meta;
 import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.QosSpec;
+import io.fastblock.protocol.meta.SnapshotRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.nio.charset.StandardCharsets;
@@ -34,9 +35,7 @@ public final class VolumeEdits {
         while (true) {
             Stat stat = new Stat();
             VolumeRecord current = read(path, stat, name);
-            VolumeRecord next = new VolumeRecord(current.id(), current.name(), current.size(), current.blockSize(),
-                    current.chunkSize(), current.state(), current.createdAt(), current.tenant(), qos,
-                    current.clientId());
+            VolumeRecord next = current.withQos(qos);
             try {
                 ZkCalls.run("set qos of " + name,
                         () -> zk.setData().withVersion(stat.getVersion()).forPath(path, MetaJson.write(next)));
@@ -65,9 +64,7 @@ public final class VolumeEdits {
         for (int attempt = 0; ; attempt++) {
             Stat stat = new Stat();
             VolumeRecord current = read(ZkPaths.volume(from), stat, from);
-            VolumeRecord renamed = new VolumeRecord(current.id(), to, current.size(), current.blockSize(),
-                    current.chunkSize(), current.state(), current.createdAt(), current.tenant(), current.qos(),
-                    current.clientId());
+            VolumeRecord renamed = current.withName(to); // keeps the layer stack and the clone source
             List<CuratorOp> ops = new ArrayList<>();
             List<String> oldPaths = new ArrayList<>();
             try {
@@ -125,6 +122,11 @@ public final class VolumeEdits {
                 ExportRecord e = MetaJson.read(data, ExportRecord.class);
                 data = MetaJson.write(new ExportRecord(to, e.initiator(), e.host(), e.chapUser(), e.chapSecret(),
                         e.targetUser(), e.targetSecret(), e.createdAt()));
+            }
+            if (oldPath.equals(ZkPaths.snapshots(from)) && data != null && data.length > 0) {
+                SnapshotRecord s = MetaJson.read(data, SnapshotRecord.class);
+                data = MetaJson.write(new SnapshotRecord(s.name(), to, s.clientId(), s.size(), s.createdAt(), s.state(),
+                        s.layers()));
             }
             ops.add(zk.transactionOp().create().forPath(newChild, data == null ? new byte[0] : data));
             oldPaths.add(oldChild);

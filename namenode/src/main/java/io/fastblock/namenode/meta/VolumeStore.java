@@ -118,6 +118,14 @@ public final class VolumeStore {
     }
 
     private Optional<Created> earlierCreate(NewVolume req) {
+        return earlierCreate(req, false).map(v -> new Created(v, false));
+    }
+
+    /**
+     * The volume an earlier create with {@code req}'s client id made, if it still exists; a clone
+     * ({@code clone}) takes its chunk size (and, when none was asked, its size) from the source.
+     */
+    Optional<VolumeRecord> earlierCreate(NewVolume req, boolean clone) {
         Optional<String> owner = clientIdOwner(req.clientId());
         if (owner.isEmpty()) {
             return Optional.empty();
@@ -126,10 +134,19 @@ public final class VolumeStore {
         if (v.isEmpty()) {
             return Optional.empty(); // the volume was deleted meanwhile and its id released
         }
-        if (!req.describes(v.get())) {
-            throw new IdempotencyConflictException(req.clientId(), v.get());
+        VolumeRecord r = v.get();
+        boolean same = clone
+                ? r.name().equals(req.name()) && (req.size() <= 0 || r.size() == req.size())
+                        && r.tenant().equals(req.tenant()) && r.qos().equals(req.qos()) && r.source() != null
+                : req.describes(r) && r.source() == null;
+        if (!same) {
+            throw new IdempotencyConflictException(req.clientId(), r);
         }
-        return Optional.of(new Created(v.get(), false));
+        return Optional.of(r);
+    }
+
+    boolean clientIdTaken(String clientId) {
+        return clientIdOwner(clientId).isPresent();
     }
 
     private Optional<String> clientIdOwner(String clientId) {
@@ -177,13 +194,16 @@ public final class VolumeStore {
     }
 
     /**
-     * Removes the volume record and its chunk map. Returns false if there was no such volume.
-     * The data the storage servers hold for it is not reclaimed yet (a later piece of work).
+     * Removes the volume's znodes in one transaction ({@link LayerStacks#deleteVolume}), which also
+     * seals its top layer and queues its unshared layers for reclaim. Returns false if there was no
+     * such volume.
+     *
+     * @throws LayerConflictException {@code VOLUME_HAS_SNAPSHOTS} while it has snapshots
      */
     public boolean delete(String name) {
-        Optional<VolumeRecord> record = get(name);
-        boolean deleted = deleteTree(name);
-        if (deleted && record.isPresent() && record.get().clientId() != null) {
+        Optional<VolumeRecord> record = new LayerStacks(zk).deleteVolume(name);
+        boolean deleted = record.isPresent();
+        if (deleted && record.get().clientId() != null) {
             // Releases the client id only if it still names this volume (never another's claim).
             String idPath = ZkPaths.clientId(record.get().clientId());
             try {
@@ -199,24 +219,5 @@ public final class VolumeStore {
             }
         }
         return deleted;
-    }
-
-    private boolean deleteTree(String name) {
-        String path = ZkPaths.volume(name);
-        for (int attempt = 0; ; attempt++) {
-            try {
-                ZkCalls.run("delete volume " + name, () -> zk.delete().deletingChildrenIfNeeded().forPath(path));
-                return true;
-            } catch (KeeperException.NoNodeException e) {
-                return false;
-            } catch (KeeperException.NotEmptyException e) {
-                // A chunk map bucket appeared while deleting (a concurrent allocation); go again.
-                if (attempt >= 20) {
-                    throw ZkCalls.unexpected("delete volume " + name, e);
-                }
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("delete volume " + name, e);
-            }
-        }
     }
 }

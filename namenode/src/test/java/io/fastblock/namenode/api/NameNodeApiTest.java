@@ -96,7 +96,7 @@ class NameNodeApiTest {
         Instant.parse(v.get("createdAt").asText());
         assertEquals(0, v.get("allocatedChunks").asInt());
         assertEquals(List.of("id", "name", "size", "blockSize", "chunkSize", "iqn", "state", "createdAt",
-                "allocatedChunks", "tenant", "qos", "clientId"), fieldNames(v));
+                "allocatedChunks", "tenant", "qos", "clientId", "source", "layers"), fieldNames(v));
 
         Reply second = create("{\"name\":\"vol2\",\"size\":1073741824,\"chunkSize\":1048576}");
         assertEquals(201, second.status(), second.toString());

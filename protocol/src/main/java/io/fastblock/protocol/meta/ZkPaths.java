@@ -13,6 +13,10 @@ package io.fastblock.protocol.meta;
  * /fastblock/volumes/{name}              persistent  VolumeRecord JSON
  * /fastblock/volumes/{name}/chunkmap/{b} persistent  ChunkMapBucket bytes: group id per chunk
  * /fastblock/volumes/{name}/exports/{i}  persistent  ExportRecord JSON; i = URL-encoded initiator IQN or "*"
+ * /fastblock/volumes/{name}/snapshots/{s} persistent SnapshotRecord JSON: the sealed layers it covers
+ * /fastblock/layers/{layerId}            persistent  LayerRecord JSON
+ * /fastblock/layers/{layerId}/chunkmap/{b} persistent ChunkMapBucket bytes of the layer
+ * /fastblock/reclaim/{layerId}           persistent  ReclaimRecord JSON: space the leader gives back
  * /fastblock/counters/volume-id          persistent  next volume id (versioned CAS)
  * /fastblock/client-ids/{clientId}       persistent  name of the volume created with this client id
  * /fastblock/tenants/{name}              persistent  TenantRecord JSON (fair-share weight)
@@ -36,6 +40,8 @@ public final class ZkPaths {
     public static final String LEASES = ROOT + "/leases";
     public static final String NODE_ADMIN = ROOT + "/node-admin";
     public static final String FENCES = ROOT + "/fences";
+    public static final String LAYERS = ROOT + "/layers";
+    public static final String RECLAIM = ROOT + "/reclaim";
     public static final String NAMENODE_LEADER = ROOT + "/namenodes/leader";
 
     private ZkPaths() {
@@ -90,6 +96,26 @@ public final class ZkPaths {
 
     public static String initiatorOf(String exportChildName) {
         return java.net.URLDecoder.decode(exportChildName, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    public static String snapshots(String volumeName) {
+        return volume(volumeName) + "/snapshots";
+    }
+
+    public static String snapshot(String volumeName, String snapshotName) {
+        return snapshots(volumeName) + "/" + snapshotName;
+    }
+
+    public static String layer(long layerId) {
+        return LAYERS + "/" + layerId;
+    }
+
+    public static String layerChunkMap(long layerId) {
+        return layer(layerId) + "/chunkmap";
+    }
+
+    public static String reclaim(long layerId) {
+        return RECLAIM + "/" + layerId;
     }
 
     public static String clientId(String clientId) {
