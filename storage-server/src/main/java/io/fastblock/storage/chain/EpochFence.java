@@ -11,7 +11,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * below the floor comes from a gateway that lost the volume's lease and is refused, so it can
  * never overwrite the new owner's data. The floor rises with the highest epoch seen in requests
  * and with explicit fences (the FENCE op and {@code /fastblock/fences/<volumeId>}, which make it
- * survive a restart); {@link #SEALED} admits no write or trim at all, reads still pass.
+ * survive a restart); {@link #SEALED} admits no write at all, and only trims that carry the
+ * epoch {@link #SEALED} themselves: the namenode's reclaimer giving a sealed layer's space back
+ * (gateways never hold that epoch). Reads still pass.
  *
  * <p>{@link #fence} answers only once every write admitted for the volume before it has
  * completed: admission and fencing take the same per-volume lock, so a write either is admitted
@@ -40,11 +42,20 @@ public final class EpochFence {
         return volumes.computeIfAbsent(volumeId, v -> new Volume());
     }
 
-    /** A write or trim: a ticket if {@code epoch} is at or above the floor (and raises the floor to it). */
+    /** A write: a ticket if {@code epoch} is at or above the floor (and raises the floor to it). */
     public Ticket admitWrite(long volumeId, long epoch, String nodeId) {
+        return admitWrite(volumeId, epoch, nodeId, false);
+    }
+
+    /**
+     * A write or ({@code trim}) a trim: a ticket if {@code epoch} is at or above the floor (and
+     * raises the floor to it). A sealed volume admits only trims carrying {@link #SEALED}.
+     */
+    public Ticket admitWrite(long volumeId, long epoch, String nodeId, boolean trim) {
         Volume v = volume(volumeId);
         synchronized (v) {
-            if (epoch < v.floor || v.floor == SEALED) {
+            boolean reclaim = trim && epoch == SEALED;
+            if (epoch < v.floor || (v.floor == SEALED && !reclaim)) {
                 throw refusal(nodeId, volumeId, epoch, v.floor);
             }
             v.floor = epoch;

@@ -212,7 +212,8 @@ final class GroupReplica {
             }
             checkWriter(pos, w);
             // A FENCE for the volume waits for this ticket: released once the write's answer is known.
-            EpochFence.Ticket ticket = ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId());
+            EpochFence.Ticket ticket = ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId(),
+                    w.isTrim());
             CompletableFuture<CompletableFuture<StorageResponse>> staged;
             try {
                 String successor = pos.successor();

@@ -158,6 +158,15 @@ class FenceTest {
             try (BlockingStorageClient c = new BlockingStorageClient("127.0.0.1", server.port(), Duration.ofSeconds(30))) {
                 assertRefused(c, CHUNK, 6, "older than 7");
                 assertRefused(c, sealedChunk, 8, "sealed");
+                // Only a trim carrying the seal itself passes: the namenode giving the space back.
+                StorageStatusException write = assertThrows(StorageStatusException.class,
+                        () -> c.write(chain(1, Long.MAX_VALUE), sealedChunk, 0, data));
+                assertEquals(Status.STALE_EPOCH, write.status());
+                c.trim(chain(1, Long.MAX_VALUE), sealedChunk, 0, 4096);
+                byte[] after = c.read(chain(1, 1), sealedChunk, 0, data.length);
+                assertArrayEquals(new byte[4096], java.util.Arrays.copyOfRange(after, 0, 4096), "trimmed block reads zeros");
+                assertArrayEquals(java.util.Arrays.copyOfRange(data, 4096, 8192),
+                        java.util.Arrays.copyOfRange(after, 4096, 8192));
                 c.write(chain(1, 7), CHUNK, 4096, data);
                 // A floor recorded while the server runs reaches it through its watch.
                 VolumeFences.raise(zk, CHUNK.volumeId(), 9);
