@@ -64,6 +64,9 @@ public final class StorageServer implements AutoCloseable {
     private NodeIntegrity integrity;
     private LogStore log;
     private LogCleaner cleaner;
+    private io.fastblock.storage.log.LogScrubber logScrubber;
+    /** One budget for every copy this node makes (catch-up and resync): --copy-rate. */
+    private io.fastblock.storage.io.ByteRateLimiter copyLimiter;
     private CuratorFramework zk;
     private io.fastblock.storage.chain.FenceDirectory fences;
     private ExecutorService zkReads;
@@ -134,13 +137,14 @@ public final class StorageServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+        copyLimiter = new io.fastblock.storage.io.ByteRateLimiter(config.background().copyBytesPerSecond());
         ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking, config.tailLayout());
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 (c, off, n) -> log.readAsync(c, off, n, io.netty.buffer.PooledByteBufAllocator.DEFAULT), workers,
-                metrics.registry(), NodeIntegrity.Settings.DEFAULTS);
+                metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
         storage.withRepairingReads(integrity.readRepair()::read, groups);
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
-                metrics, chainMetrics, config.chain(), chainBlocking);
+                metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter);
         // Recorded fences are in force before the first request is served.
         fences = new io.fastblock.storage.chain.FenceDirectory(zk, service.fences());
         int loadedFences = fences.start();
@@ -163,6 +167,12 @@ public final class StorageServer implements AutoCloseable {
 
         register();
         integrity.start();
+        if (config.background().logScrub()) {
+            // Bad log records are fetched from a replica and appended again (the bad record becomes dead).
+            logScrubber = new io.fastblock.storage.log.LogScrubber(log,
+                    new io.fastblock.storage.io.ByteRateLimiter(config.background().logScrubBytesPerSecond()),
+                    integrity.logRepair(log::append)).start(config.background().logScrubPauseMillis());
+        }
         LOG.info("storage node {} serving on {}:{} ({} transport)", nodeId, config.listen(), port,
                 workers.getClass().getSimpleName());
     }
@@ -217,6 +227,11 @@ public final class StorageServer implements AutoCloseable {
         return chainMetrics;
     }
 
+    /** The log scrubber, or null when --log-scrub-rate is 0. */
+    public io.fastblock.storage.log.LogScrubber logScrubber() {
+        return logScrubber;
+    }
+
     public ReplicaService replicas() {
         return service;
     }
@@ -245,6 +260,9 @@ public final class StorageServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         connections.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        if (logScrubber != null) {
+            quietly(logScrubber::close);
+        }
         if (integrity != null) {
             quietly(integrity::close);
         }

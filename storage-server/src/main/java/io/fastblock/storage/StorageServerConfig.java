@@ -15,7 +15,7 @@ import java.nio.file.Path;
  * only then. Gateways retry a request for 12 s, so detection has to be well inside that.
  */
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
-                                  ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs) {
+                                  ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background) {
     /** The default until integrity's repair and resync of a tail read the log (see {@link TailLayout}). */
     public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG_AND_IN_PLACE;
 
@@ -44,10 +44,18 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (tailLayout == null) {
             tailLayout = DEFAULT_TAIL_LAYOUT;
         }
+        if (background == null) {
+            background = BackgroundRates.DEFAULTS;
+        }
         // ZooKeeper clamps sessions to 2..20 ticks; below a second the heartbeats fail on a busy machine.
         if (zkSessionTimeoutMs < 1000) {
             throw new IllegalArgumentException("--zk-session-timeout-ms must be at least 1000, got " + zkSessionTimeoutMs);
         }
+    }
+
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                               ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout, zkSessionTimeoutMs, BackgroundRates.DEFAULTS);
     }
 
     public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
@@ -84,6 +92,13 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         int copyPiece = piece == null ? d.copyPieceBytes() : (int) Math.min(Integer.MAX_VALUE, ByteSize.parse("copy-piece", piece));
         TailLayout tailLayout = TailLayout.fromFlag(cl.get("tail-layout", DEFAULT_TAIL_LAYOUT.flag()));
         int zkSessionTimeoutMs = cl.getInt("zk-session-timeout-ms", DEFAULT_ZK_SESSION_TIMEOUT_MS);
+        BackgroundRates b = BackgroundRates.DEFAULTS;
+        String copyRate = cl.get("copy-rate", null);
+        String scrubRate = cl.get("log-scrub-rate", null);
+        BackgroundRates background = new BackgroundRates(
+                copyRate == null ? b.copyBytesPerSecond() : rate("copy-rate", copyRate),
+                scrubRate == null ? b.logScrubBytesPerSecond() : rate("log-scrub-rate", scrubRate),
+                cl.getLong("log-scrub-pause-ms", b.logScrubPauseMillis()));
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -93,11 +108,21 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
                     + " positive and --copy-piece at least 4K: " + e.getMessage());
         }
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
-                zkSessionTimeoutMs);
+                zkSessionTimeoutMs, background);
+    }
+
+    /** A byte rate per second: a size, or 0 (unlimited for copies, off for the scrubber). */
+    private static long rate(String name, String text) {
+        return text.strip().equals("0") ? 0 : ByteSize.parse(name, text);
     }
 
     public StorageServerConfig withPort(int newPort) {
         return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout,
-                zkSessionTimeoutMs);
+                zkSessionTimeoutMs, background);
+    }
+
+    public StorageServerConfig withBackground(BackgroundRates rates) {
+        return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
+                zkSessionTimeoutMs, rates);
     }
 }

@@ -6,6 +6,7 @@ import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.ChunkListing;
 import io.fastblock.protocol.CopyReadRequest;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.meta.CatchUpProgress;
 import io.fastblock.protocol.meta.GroupRecord;
 import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
@@ -41,6 +42,9 @@ final class CatchUp {
     private final ChainAddress chain;
     private volatile boolean cancelled;
     private long copied;
+    /** What this attempt means to copy (its pieces' bytes), for the progress the namenode shows. */
+    private long total;
+    private long lastReportNanos;
     /** Each chunk's file length here when the copy started: zeros beyond it need not be written. */
     private final Map<ChunkId, Long> localLengths = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -119,12 +123,16 @@ final class CatchUp {
         }
         ArrayDeque<ChunkId> chunks = new ArrayDeque<>();
         int piece = ctx.limits().copyPieceBytes();
+        total = 0;
         for (Map.Entry<ChunkId, Long> e : lengths.entrySet()) {
             for (long off = 0; off < e.getValue(); off += piece) {
                 chunks.add(e.getKey());
-                pieces.add(new long[]{off, Math.min(piece, e.getValue() - off)});
+                long n = Math.min(piece, e.getValue() - off);
+                pieces.add(new long[]{off, n});
+                total += n;
             }
         }
+        report(true);
         return next(chunks, pieces);
     }
 
@@ -135,7 +143,11 @@ final class CatchUp {
         checkCurrent();
         ChunkId chunk = chunks.poll();
         long[] p = pieces.poll();
-        return ctx.downstream().call(view.tail(), id -> new CopyReadRequest(id, chain, chunk, p[0], (int) p[1]))
+        // The node's copy budget (--copy-rate) paces catch-up and resync together.
+        return ctx.paced(p[1]).thenCompose(go -> {
+                    checkCurrent();
+                    return ctx.downstream().call(view.tail(), id -> new CopyReadRequest(id, chain, chunk, p[0], (int) p[1]));
+                })
                 .thenCompose(resp -> {
                     if (!resp.isOk()) {
                         resp.data().release();
@@ -147,8 +159,28 @@ final class CatchUp {
                 .thenCompose(bytes -> {
                     copied += bytes;
                     ctx.metrics().catchUpBytes.increment(bytes);
+                    report(pieces.isEmpty());
                     return next(chunks, pieces);
                 });
+    }
+
+    /** Publishes the progress at most about once a second (and at the start and end); failures only logged. */
+    private void report(boolean now) {
+        long t = System.nanoTime();
+        if (!now && t - lastReportNanos < TimeUnit.SECONDS.toNanos(1)) {
+            return;
+        }
+        lastReportNanos = t;
+        ctx.groups().reportProgress(view.id(), ctx.nodeId(), new CatchUpProgress(copied, Math.max(total, copied)))
+                .whenComplete((v, err) -> {
+                    if (err != null) {
+                        LOG.debug("node {} group {}: catch-up progress not published: {}", ctx.nodeId(), view.id(), err.toString());
+                    }
+                });
+    }
+
+    long copiedBytes() {
+        return copied;
     }
 
     private CompletableFuture<Void> announce() {

@@ -58,6 +58,23 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<Void> reportProgress(int groupId, String nodeId, io.fastblock.protocol.meta.CatchUpProgress progress) {
+        return CompletableFuture.runAsync(() -> {
+            String path = ZkPaths.catchUpProgress(groupId, nodeId);
+            try {
+                byte[] json = io.fastblock.protocol.meta.MetaJson.write(progress);
+                try {
+                    zk.setData().forPath(path, json);
+                } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+                    zk.create().creatingParentsIfNeeded().forPath(path, json);
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot write " + path + ": " + e.getMessage(), e);
+            }
+        }, blocking);
+    }
+
+    @Override
     public void close() {
         groups.close();
     }

@@ -17,6 +17,15 @@ public interface GroupLookup {
     }
 
     /** Announces that {@code nodeId} has caught up as the joining node of the group (the namenode then makes it a member). */
+    /**
+     * Publishes how far this node's catch-up of a group is ({@link io.fastblock.protocol.meta.CatchUpProgress},
+     * read by the namenode for operators); best effort.
+     */
+    default CompletableFuture<Void> reportProgress(int groupId, String nodeId,
+                                                   io.fastblock.protocol.meta.CatchUpProgress progress) {
+        return CompletableFuture.completedFuture(null);
+    }
+
     default CompletableFuture<Void> announceCaughtUp(int groupId, String nodeId) {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("no place to announce catch-up"));
     }

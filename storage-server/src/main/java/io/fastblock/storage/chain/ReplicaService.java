@@ -51,6 +51,14 @@ public final class ReplicaService implements AutoCloseable {
     public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
                           GroupChunks chunks, StorageMetrics metrics, ChainMetrics chainMetrics, ChainLimits limits,
                           Executor blocking) {
+        this(nodeId, groups, downstream, storage, chunks, metrics, chainMetrics, limits, blocking,
+                new io.fastblock.storage.io.ByteRateLimiter(0));
+    }
+
+    /** {@code copyLimiter} paces catch-up copies (bytes per second for the whole node). */
+    public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
+                          GroupChunks chunks, StorageMetrics metrics, ChainMetrics chainMetrics, ChainLimits limits,
+                          Executor blocking, io.fastblock.storage.io.ByteRateLimiter copyLimiter) {
         this.nodeId = nodeId;
         this.metrics = metrics;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -59,7 +67,7 @@ public final class ReplicaService implements AutoCloseable {
             return t;
         });
         this.ctx = new ReplicaContext(nodeId, groups, downstream, storage, chunks, chainMetrics, new SequenceClock(),
-                new EpochFence(), limits, scheduler, blocking);
+                new EpochFence(), limits, scheduler, blocking, copyLimiter);
         groups.listen(this::onGroupChanged);
         scheduler.scheduleWithFixedDelay(this::expire, 200, 200, TimeUnit.MILLISECONDS);
     }

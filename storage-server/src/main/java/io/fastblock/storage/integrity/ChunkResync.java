@@ -50,6 +50,7 @@ public final class ChunkResync implements AutoCloseable {
         return t;
     });
     private volatile boolean closed;
+    private volatile io.fastblock.storage.io.ByteRateLimiter copyLimiter = new io.fastblock.storage.io.ByteRateLimiter(0);
 
     public ChunkResync(String nodeId, ChunkStore chunks, GroupLookup groups, ReplicaReader peers, IntegrityMetrics metrics,
                        long retryMillis) {
@@ -74,6 +75,27 @@ public final class ChunkResync implements AutoCloseable {
     public ChunkResync withLocalLog(LocalLog log) {
         this.localLog = log;
         return this;
+    }
+
+    /** Paces the copies (the node's copy budget, shared with catch-up). */
+    public ChunkResync withCopyLimiter(io.fastblock.storage.io.ByteRateLimiter limiter) {
+        this.copyLimiter = limiter;
+        return this;
+    }
+
+    /** Completes once the copy budget allows {@code bytes} more. */
+    private CompletableFuture<Void> paced(long bytes) {
+        long wait = copyLimiter.delayNanos(bytes);
+        if (wait <= 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        CompletableFuture<Void> go = new CompletableFuture<>();
+        try {
+            retries.schedule(() -> go.complete(null), wait, TimeUnit.NANOSECONDS);
+        } catch (RuntimeException rejected) {
+            go.completeExceptionally(rejected);
+        }
+        return go;
     }
 
     /** Where to learn the group of a chunk whose writes did not name it (e.g. the chain's record of group chunks). */
@@ -181,7 +203,7 @@ public final class ChunkResync implements AutoCloseable {
             return CompletableFuture.completedFuture(0L);
         }
         int n = (int) Math.min(PIECE, end - from);
-        return source.read(from, n).thenCompose(data -> {
+        return paced(n).thenCompose(go -> source.read(from, n)).thenCompose(data -> {
             if (data.readableBytes() != n) {
                 data.release();
                 throw new java.util.concurrent.CompletionException(new RemoteReadException(Status.IO_ERROR,

@@ -58,6 +58,12 @@ public final class NodeIntegrity implements AutoCloseable {
         }, settings.scrubBytesPerSecond(), settings.scrubPause()) : null;
     }
 
+    /** Paces resync copies with the node's copy budget (shared with catch-up); call before {@link #start}. */
+    public NodeIntegrity withCopyLimiter(io.fastblock.storage.io.ByteRateLimiter limiter) {
+        resync.withCopyLimiter(limiter);
+        return this;
+    }
+
     /** Starts the resync of dirty chunks and the scrubber. */
     public NodeIntegrity start() {
         resynced = resync.start();

@@ -1,6 +1,10 @@
 package io.fastblock.storage.io;
 
-/** Paces background work to a byte rate by sleeping the caller; one caller at a time. */
+/**
+ * Paces background work to a byte rate: {@link #acquire} sleeps the caller, {@link #delayNanos}
+ * tells an asynchronous caller how long to wait before its next piece. Shared safely by several
+ * callers (their bytes count against one budget).
+ */
 public final class ByteRateLimiter {
     private final long bytesPerSecond;
     private long start = -1;
@@ -17,8 +21,16 @@ public final class ByteRateLimiter {
 
     /** Accounts for {@code bytes} of work and sleeps until the rate allows it. */
     public void acquire(long bytes) throws InterruptedException {
+        long wait = delayNanos(bytes);
+        if (wait > 0) {
+            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
+        }
+    }
+
+    /** Accounts for {@code bytes} of work and returns how long to wait (nanoseconds) before doing it. */
+    public synchronized long delayNanos(long bytes) {
         if (bytesPerSecond <= 0) {
-            return;
+            return 0;
         }
         long now = System.nanoTime();
         if (start < 0 || now - start > 10_000_000_000L) {
@@ -28,9 +40,6 @@ public final class ByteRateLimiter {
         }
         granted += bytes;
         long dueNanos = (long) (granted * 1e9 / bytesPerSecond);
-        long wait = dueNanos - (now - start);
-        if (wait > 0) {
-            Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
-        }
+        return Math.max(0, dueNanos - (now - start));
     }
 }

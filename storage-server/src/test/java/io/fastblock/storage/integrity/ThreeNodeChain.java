@@ -46,8 +46,15 @@ final class ThreeNodeChain implements AutoCloseable {
     final EventLoopGroup loop = NettyTransport.group(1, "test-client");
     private final Map<String, StorageClient> clients = new HashMap<>();
 
+    private final io.fastblock.storage.BackgroundRates background;
+
     ThreeNodeChain(Path dir, long seed) throws Exception {
+        this(dir, seed, io.fastblock.storage.BackgroundRates.DEFAULTS);
+    }
+
+    ThreeNodeChain(Path dir, long seed, io.fastblock.storage.BackgroundRates background) throws Exception {
         this.dir = dir;
+        this.background = background;
         zkServer = new TestingServer(true);
         zk = CuratorFrameworkFactory.newClient(zkServer.getConnectString(), new RetryOneTime(100));
         zk.start();
@@ -60,7 +67,7 @@ final class ThreeNodeChain implements AutoCloseable {
 
     void start(String id) throws Exception {
         servers.put(id, StorageServer.start(new StorageServerConfig(id, dir.resolve(id), "127.0.0.1", 0,
-                zkServer.getConnectString(), 1 << 20), disks.get(id)));
+                zkServer.getConnectString(), 1 << 20).withBackground(background), disks.get(id)));
         StorageClient old = clients.remove(id);
         if (old != null) {
             old.close();
