@@ -463,6 +463,13 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
     def manage_existing(self, volume, existing_ref):
         found = self._existing_volume(existing_ref)
         limits = self._limits(volume.volume_type_id, _gb_up(int(found["size"])))
+        # Cinder counts whole GiB: first grow a volume of an odd size to what Cinder will believe it
+        # is (before the rename, so a failure leaves the volume as it was).
+        if int(found["size"]) % GiB:
+            try:
+                self._api.extend_volume(found["name"], _bytes(_gb_up(int(found["size"]))))
+            except (FastblockError, FastblockConnectionError) as error:
+                raise self._backend_error("round %s up to whole GiB" % found["name"], error)
         try:
             if found["name"] != volume.name:
                 self._api.update_volume(found["name"], new_name=volume.name, qos=limits)
@@ -474,12 +481,6 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
             raise self._backend_error("manage %s" % found["name"], error)
         except FastblockConnectionError as error:
             raise self._backend_error("manage %s" % found["name"], error)
-        # Cinder counts whole GiB: grow a volume of an odd size to what Cinder will believe it is.
-        if int(found["size"]) % GiB:
-            try:
-                self._api.extend_volume(volume.name, _bytes(_gb_up(int(found["size"]))))
-            except (FastblockError, FastblockConnectionError) as error:
-                raise self._backend_error("round %s up to whole GiB" % volume.name, error)
         return None
 
     def unmanage(self, volume):

@@ -95,10 +95,15 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait(10)
 
 
+# The ports of the cluster the session runs (filled by namenode_url).
+CLUSTER: dict[str, object] = {}
+
+
 @pytest.fixture(scope="session")
 def namenode_url():
     external = os.environ.get("FASTBLOCK_TEST_NAMENODE")
     if external:
+        CLUSTER["iscsi-port"] = int(os.environ.get("FASTBLOCK_TEST_ISCSI_PORT", "3260"))
         yield external.rstrip("/")
         return
 
@@ -114,6 +119,8 @@ def namenode_url():
 
     data_dir = Path(tempfile.mkdtemp(prefix="fastblock-functional-"))
     ports = _pick_ports()
+    CLUSTER.update(ports)
+    CLUSTER["data-dir"] = data_dir
     command = [java, "-jar", str(JAR), f"--data-dir={data_dir}", "--no-demo"]
     command += [f"--{name}={port}" for name, port in ports.items()]
     stderr_path = data_dir / "launcher.stderr"
@@ -140,6 +147,12 @@ def namenode_url():
     finally:
         _stop(process)
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def iscsi_port(namenode_url) -> int:
+    """The port of the cluster's iSCSI gateway (on 127.0.0.1)."""
+    return int(CLUSTER["iscsi-port"])
 
 
 @pytest.fixture(scope="session")

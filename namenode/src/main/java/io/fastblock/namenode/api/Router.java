@@ -87,12 +87,33 @@ public final class Router {
                 if (path[i].isEmpty()) {
                     return Optional.empty();
                 }
-                params.put(p.substring(1, p.length() - 1), path[i]);
+                Optional<String> value = percentDecoded(path[i]);
+                if (value.isEmpty()) {
+                    return Optional.empty();
+                }
+                params.put(p.substring(1, p.length() - 1), value.get());
             } else if (!p.equals(path[i])) {
                 return Optional.empty();
             }
         }
         return Optional.of(params);
+    }
+
+    /**
+     * A parameter as the client meant it: clients percent-encode what is not a plain path character
+     * (an IQN's ':' arrives as %3A). Decoded after splitting, so an encoded '/' stays inside its
+     * segment; '+' is a literal plus in a path, not a space. Malformed escapes match nothing.
+     */
+    private static Optional<String> percentDecoded(String segment) {
+        if (segment.indexOf('%') < 0) {
+            return Optional.of(segment);
+        }
+        try {
+            return Optional.of(java.net.URLDecoder.decode(segment.replace("+", "%2B"),
+                    java.nio.charset.StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
     }
 
     /** "/a/b" -> [a, b]; a trailing slash makes an empty last segment, so "/a/" does not match "/a". */

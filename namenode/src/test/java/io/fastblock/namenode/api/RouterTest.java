@@ -25,6 +25,16 @@ class RouterTest {
     }
 
     @Test
+    void decodesPercentEscapesInParametersOnly() {
+        // The Python client encodes an IQN's ':' (and any '/') so the initiator stays one segment.
+        Router.Match m = router.match("GET", "/v1/volumes/iqn.2026-11.org.example%3Ahost%2Fx+y/chunks/7");
+        assertTrue(m.found());
+        assertEquals("iqn.2026-11.org.example:host/x+y", m.params().get("name"));
+        assertFalse(router.match("GET", "/v1/volumes/bad%zz/chunks/7").found());
+        assertFalse(router.match("GET", "/v1/vol%75mes/vol1/chunks/7").found(), "literal segments are not decoded");
+    }
+
+    @Test
     void choosesByMethod() throws Exception {
         assertEquals("b", router.match("POST", "/v1/volumes").handler().handle(null).body());
         assertEquals("a", router.match("GET", "/v1/volumes").handler().handle(null).body());
