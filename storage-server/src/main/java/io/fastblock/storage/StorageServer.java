@@ -140,7 +140,7 @@ public final class StorageServer implements AutoCloseable {
         copyLimiter = new io.fastblock.storage.io.ByteRateLimiter(config.background().copyBytesPerSecond());
         ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking, config.tailLayout());
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
-                (c, off, n) -> log.readAsync(c, off, n, io.netty.buffer.PooledByteBufAllocator.DEFAULT), workers,
+                ownLog(), workers,
                 metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
         storage.withRepairingReads(integrity.readRepair()::read, groups);
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
@@ -175,6 +175,30 @@ public final class StorageServer implements AutoCloseable {
         }
         LOG.info("storage node {} serving on {}:{} ({} transport)", nodeId, config.listen(), port,
                 workers.getClass().getSimpleName());
+    }
+
+    /** This node's log as the resync source of chunks of groups it is tail of: bytes and allocation. */
+    private io.fastblock.storage.integrity.ChunkResync.LocalLog ownLog() {
+        LogStore own = log;
+        return new io.fastblock.storage.integrity.ChunkResync.LocalLog() {
+            @Override
+            public java.util.concurrent.CompletableFuture<io.netty.buffer.ByteBuf> read(io.fastblock.protocol.ChunkId chunk,
+                                                                                     long offset, int length) {
+                return own.readAsync(chunk, offset, length, io.netty.buffer.PooledByteBufAllocator.DEFAULT);
+            }
+
+            @Override
+            public java.util.concurrent.CompletableFuture<io.fastblock.protocol.Extents> extents(
+                    io.fastblock.protocol.ChunkId chunk, long offset, int length) {
+                return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return own.extents(chunk, offset, length);
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }, chainBlocking);
+            }
+        };
     }
 
     private void register() throws Exception {

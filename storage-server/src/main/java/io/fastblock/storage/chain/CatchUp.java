@@ -5,6 +5,8 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.ChunkListing;
 import io.fastblock.protocol.CopyReadRequest;
+import io.fastblock.protocol.Extents;
+import io.fastblock.protocol.ExtentsRequest;
 import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.meta.CatchUpProgress;
 import io.fastblock.protocol.meta.GroupRecord;
@@ -143,18 +145,34 @@ final class CatchUp {
         checkCurrent();
         ChunkId chunk = chunks.poll();
         long[] p = pieces.poll();
+        // The allocation first, then the bytes: a change at the tail in between is forwarded here
+        // too and lands after (or excludes) this piece, so the copy converges either way.
         // The node's copy budget (--copy-rate) paces catch-up and resync together.
         return ctx.paced(p[1]).thenCompose(go -> {
                     checkCurrent();
-                    return ctx.downstream().call(view.tail(), id -> new CopyReadRequest(id, chain, chunk, p[0], (int) p[1]));
+                    return ctx.downstream().call(view.tail(), id -> new ExtentsRequest(id, chain, chunk, p[0], (int) p[1]));
                 })
-                .thenCompose(resp -> {
-                    if (!resp.isOk()) {
-                        resp.data().release();
-                        throw new IllegalStateException("COPY_READ of " + chunk + " at " + p[0] + " from " + view.tail() + ": "
-                                + resp.status() + " " + resp.message());
+                .thenCompose(listed -> {
+                    Extents allocated;
+                    try {
+                        if (!listed.isOk()) {
+                            throw new IllegalStateException("EXTENTS of " + chunk + " at " + p[0] + " from " + view.tail() + ": "
+                                    + listed.status() + " " + listed.message());
+                        }
+                        allocated = Extents.decode(listed.data());
+                    } finally {
+                        listed.data().release();
                     }
-                    return replica.applyCopy(this, chunk, p[0], resp.data(), localLengths.getOrDefault(chunk, 0L));
+                    return ctx.downstream().call(view.tail(), id -> new CopyReadRequest(id, chain, chunk, p[0], (int) p[1]))
+                            .thenCompose(resp -> {
+                                if (!resp.isOk()) {
+                                    resp.data().release();
+                                    throw new IllegalStateException("COPY_READ of " + chunk + " at " + p[0] + " from "
+                                            + view.tail() + ": " + resp.status() + " " + resp.message());
+                                }
+                                return replica.applyCopy(this, chunk, p[0], resp.data(), localLengths.getOrDefault(chunk, 0L),
+                                        allocated);
+                            });
                 })
                 .thenCompose(bytes -> {
                     copied += bytes;

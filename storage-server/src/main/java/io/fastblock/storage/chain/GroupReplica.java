@@ -525,7 +525,8 @@ final class GroupReplica {
      * order as forwarded writes, so a forwarded write either excludes the range or is applied
      * after the copy. Takes ownership of {@code data}.
      */
-    CompletableFuture<Long> applyCopy(CatchUp run, ChunkId chunk, long offset, ByteBuf data, long localLength) {
+    CompletableFuture<Long> applyCopy(CatchUp run, ChunkId chunk, long offset, ByteBuf data, long localLength,
+                                      io.fastblock.protocol.Extents allocated) {
         List<CompletableFuture<Void>> writes = new ArrayList<>();
         long copied = 0;
         synchronized (this) {
@@ -534,16 +535,30 @@ final class GroupReplica {
                 return CompletableFuture.failedFuture(new CatchUp.Cancelled());
             }
             for (long[] gap : fresh.uncovered(chunk, offset, data.readableBytes())) {
-                int from = (int) (gap[0] - offset);
-                ByteBuf piece = data.retainedSlice(data.readerIndex() + from, (int) gap[1]);
-                if (gap[0] >= localLength && isZero(piece)) {
-                    piece.release(); // nothing here to overwrite: keep the file sparse
-                    continue;
+                for (long[] part : byAllocation(gap[0], gap[0] + gap[1], allocated)) {
+                    long a = part[0];
+                    long b = part[1];
+                    if (part[2] == 0) {
+                        // Not allocated at the tail: give it back here too (whole blocks; a partial block
+                        // borders a forwarded write, which allocated it, so it takes the copied bytes).
+                        long ta = (a + BLOCK - 1) / BLOCK * BLOCK;
+                        long tb = b / BLOCK * BLOCK;
+                        if (tb > ta && ta < localLength) {
+                            CompletableFuture<Void> f = ctx.storage().trim(groupId, chunk, ta, (int) (tb - ta), 0, false, false);
+                            track(f);
+                            writes.add(f);
+                        }
+                        if (tb <= ta) {
+                            ta = tb = b; // no whole block: the part is a partial block, copied below
+                        }
+                        copyPart(chunk, offset, data, a, Math.min(ta, b), writes);
+                        copyPart(chunk, offset, data, Math.max(tb, a), b, writes);
+                        copied += b - a; // brought in line too (progress counts every byte of the piece)
+                        continue;
+                    }
+                    copyPart(chunk, offset, data, a, b, writes);
+                    copied += b - a;
                 }
-                CompletableFuture<Void> f = ctx.storage().inPlace(groupId, 0, chunk, gap[0], piece);
-                track(f);
-                writes.add(f);
-                copied += gap[1];
             }
             writes.add(ctx.chunks().add(groupId, chunk));
             writes.add(ctx.chunks().extend(groupId, chunk, offset + data.readableBytes()));
@@ -553,20 +568,39 @@ final class GroupReplica {
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> bytes);
     }
 
-    private static boolean isZero(ByteBuf b) {
-        int i = b.readerIndex();
-        int end = b.writerIndex();
-        for (; i + 8 <= end; i += 8) {
-            if (b.getLong(i) != 0) {
-                return false;
-            }
+    private static final int BLOCK = ReplicaService.BLOCK;
+
+    /** Writes the copied bytes {@code [a, b)} of a piece starting at {@code offset} in place. Holds the lock. */
+    private void copyPart(ChunkId chunk, long offset, ByteBuf data, long a, long b, List<CompletableFuture<Void>> writes) {
+        if (b <= a) {
+            return;
         }
-        for (; i < end; i++) {
-            if (b.getByte(i) != 0) {
-                return false;
+        ByteBuf piece = data.retainedSlice(data.readerIndex() + (int) (a - offset), (int) (b - a));
+        CompletableFuture<Void> f = ctx.storage().inPlace(groupId, 0, chunk, a, piece);
+        track(f);
+        writes.add(f);
+    }
+
+    /** {@code [a, b)} cut into {start, end, allocated 1/0} parts by the tail's extents. */
+    private static List<long[]> byAllocation(long a, long b, io.fastblock.protocol.Extents allocated) {
+        List<long[]> parts = new ArrayList<>();
+        long at = a;
+        for (io.fastblock.protocol.Extents.Range r : allocated.ranges()) {
+            long s = Math.max(at, r.offset());
+            long e = Math.min(b, r.end());
+            if (e <= s) {
+                continue;
             }
+            if (s > at) {
+                parts.add(new long[]{at, s, 0});
+            }
+            parts.add(new long[]{s, e, 1});
+            at = e;
         }
-        return true;
+        if (at < b) {
+            parts.add(new long[]{at, b, 0});
+        }
+        return parts;
     }
 
     synchronized boolean isCurrent(CatchUp run) {

@@ -238,8 +238,9 @@ public final class ReplicaService implements AutoCloseable {
         }
         GroupReplica replica = replica(e.chain().groupId());
         return replica.ensureView(e.chain().chainVersion()).thenCompose(v -> {
+            // Allocation is metadata: not under the lease fence, so a resyncing or joining replica
+            // (which holds no lease) can ask the tail, like COPY_READ.
             ChainPosition pos = replica.admitRead(e.chain().chainVersion());
-            ctx.fence().admitRead(e.chunk().volumeId(), e.chain().leaseEpoch(), nodeId);
             return ctx.storage().extents(e.chunk(), e.offset(), e.length(), pos.tail());
         }).thenApply(extents -> {
             metrics.extentsRequests.increment();

@@ -333,8 +333,10 @@ final class ChunkFile implements Closeable {
                 }
             }
         }
-        // Cleared after the zeros are in place (see AllocationMap's crash rules).
-        if (end >= size) {
+        // Cleared after the zeros are in place (see AllocationMap's crash rules). The map may reach
+        // past the data file (a resync marks allocated zero blocks it kept sparse), so it is cut
+        // only when the trim covers all of it.
+        if (end / BLOCK >= map.fileSize() * 8) {
             map.truncate(offset / BLOCK);
         } else {
             map.set(offset / BLOCK, length / BLOCK, false);

@@ -377,9 +377,9 @@ public final class ChunkStore implements Closeable {
             f.close();
         }
         Path file = fileOf(chunk);
-        Files.deleteIfExists(ChunkFile.mapOf(file));
-        Files.deleteIfExists(ChunkFile.sidecarOf(file));
-        Files.deleteIfExists(file);
+        files.delete(ChunkFile.mapOf(file));
+        files.delete(ChunkFile.sidecarOf(file));
+        files.delete(file);
         files.syncDirectory(file.getParent());
     }
 
@@ -406,20 +406,53 @@ public final class ChunkStore implements Closeable {
                                                          io.fastblock.protocol.Extents tailExtents) {
         return onStripe(chunk, () -> {
             WriteWatch w = resyncing.get(chunk);
-            ChunkFile f = file(chunk, false);
-            if (w == null || f == null) {
-                return null;
+            if (w == null) {
+                throw new IllegalStateException("chunk " + chunk + " is not resyncing");
             }
-            long first = offset / ChunkFile.BLOCK * ChunkFile.BLOCK;
-            long end = (offset + length + ChunkFile.BLOCK - 1) / ChunkFile.BLOCK * ChunkFile.BLOCK;
-            for (long at = first; at < end; at += ChunkFile.BLOCK) {
-                if (w.touches(at, at + ChunkFile.BLOCK)) {
-                    continue;
-                }
-                f.allocate(at, ChunkFile.BLOCK, tailExtents.contains(at));
+            ChunkFile f = file(chunk, !tailExtents.isEmpty());
+            if (f != null) {
+                setAllocation(f, offset, length, tailExtents, w);
             }
             return null;
         });
+    }
+
+    /**
+     * Makes the allocation of whole blocks in {@code [offset, offset + length)} match
+     * {@code source}, leaving alone every block {@code watch} saw written or trimmed (newer).
+     */
+    private static void setAllocation(ChunkFile f, long offset, long length, io.fastblock.protocol.Extents source,
+                                      WriteWatch watch) throws IOException {
+        int block = ChunkFile.BLOCK;
+        long from = offset / block * block;
+        long end = (offset + length + block - 1) / block * block;
+        List<long[]> runs = new ArrayList<>(); // {start, end, allocated}
+        long at = from;
+        for (io.fastblock.protocol.Extents.Range r : source.ranges()) {
+            long a = Math.max(from, r.offset() / block * block);
+            long b = Math.min(end, (r.end() + block - 1) / block * block);
+            if (b <= a) {
+                continue;
+            }
+            if (a > at) {
+                runs.add(new long[]{at, a, 0});
+            }
+            runs.add(new long[]{Math.max(a, at), b, 1});
+            at = Math.max(at, b);
+        }
+        if (at < end) {
+            runs.add(new long[]{at, end, 0});
+        }
+        for (long[] run : runs) {
+            for (long[] piece : watch.untouched(run[0], run[1])) {
+                // Partly touched blocks were written meanwhile: they stay as that write left them.
+                long a = (piece[0] + block - 1) / block * block;
+                long b = piece[1] / block * block;
+                if (b > a) {
+                    f.allocate(a, b - a, run[2] == 1);
+                }
+            }
+        }
     }
 
     private void noteWritten(ChunkId chunk, long offset, long length) {

@@ -69,6 +69,11 @@ public final class ChunkResync implements AutoCloseable {
     public interface LocalLog {
         /** The newest bytes of the range as the log holds them; the caller owns the buffer. */
         CompletableFuture<ByteBuf> read(ChunkId chunk, long offset, int length);
+
+        /** The allocated ranges as the log sees them, or null where it cannot tell. */
+        default CompletableFuture<io.fastblock.protocol.Extents> extents(ChunkId chunk, long offset, int length) {
+            return CompletableFuture.completedFuture(null);
+        }
     }
 
     /** Sets the source for chunks of groups this node is tail of; without one those chunks wait. */
@@ -173,7 +178,7 @@ public final class ChunkResync implements AutoCloseable {
                             + " and has no local log to resync chunk " + chunk + " from");
                 }
                 long end = Math.max(e.end(), sizeOf(chunk));
-                return copy((off, n) -> own.read(chunk, off, n), chunk, 0, end)
+                return copy((off, n) -> own.read(chunk, off, n), (off, n) -> own.extents(chunk, off, n), chunk, 0, end)
                         .thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
             }
             ChainAddress chain = new ChainAddress(g.id(), g.chainVersion(), 0);
@@ -181,7 +186,8 @@ public final class ChunkResync implements AutoCloseable {
                 long local = sizeOf(chunk);
                 // Past the tail's end the chunk must read as zeros too: copying zeros over a longer local tail does that.
                 long end = Math.max(tailLength, local);
-                return copy((off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n), chunk, 0, end);
+                return copy((off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n),
+                        (off, n) -> peers.extents(g.tail(), chain, chunk, off, n), chunk, 0, end);
             }).thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
         });
     }
@@ -198,19 +204,33 @@ public final class ChunkResync implements AutoCloseable {
         CompletableFuture<ByteBuf> read(long offset, int length);
     }
 
-    private CompletableFuture<Long> copy(Source source, ChunkId chunk, long from, long end) {
+    private interface AllocationSource {
+        CompletableFuture<io.fastblock.protocol.Extents> extents(long offset, int length);
+    }
+
+    /**
+     * Copies {@code [from, end)} piece by piece: the source's allocation of the piece first, then
+     * its bytes (laid down, which marks them written), then the local allocation set to what the
+     * source said (the allocation is read before the bytes are written, because a tail resyncing
+     * from its own log reads the log's gaps from this very chunk file). Blocks written or trimmed
+     * here since the resync began keep their state. A source that cannot tell (null) leaves the
+     * allocation as the copy made it.
+     */
+    private CompletableFuture<Long> copy(Source source, AllocationSource allocation, ChunkId chunk, long from, long end) {
         if (from >= end) {
             return CompletableFuture.completedFuture(0L);
         }
         int n = (int) Math.min(PIECE, end - from);
-        return paced(n).thenCompose(go -> source.read(from, n)).thenCompose(data -> {
+        return paced(n).thenCompose(go -> allocation.extents(from, n)).thenCompose(extents -> source.read(from, n).thenCompose(data -> {
             if (data.readableBytes() != n) {
                 data.release();
                 throw new java.util.concurrent.CompletionException(new RemoteReadException(Status.IO_ERROR,
                         "resync source answered " + data.readableBytes() + " bytes of chunk " + chunk + " for " + n));
             }
             return chunks.resyncWriteAsync(chunk, from, data).whenComplete((v, err) -> data.release());
-        }).thenCompose(v -> copy(source, chunk, from + n, end)).thenApply(rest -> rest + n);
+        }).thenCompose(v -> extents == null ? CompletableFuture.<Void>completedFuture(null)
+                : chunks.resyncAllocationAsync(chunk, from, n, extents)))
+                .thenCompose(v -> copy(source, allocation, chunk, from + n, end)).thenApply(rest -> rest + n);
     }
 
     @Override

@@ -66,6 +66,19 @@ public final class NetworkReplicaReader implements ReplicaReader, AutoCloseable 
     }
 
     @Override
+    public CompletableFuture<io.fastblock.protocol.Extents> extents(String nodeId, ChainAddress chain, ChunkId chunk,
+                                                                    long offset, int length) {
+        return send(nodeId, id -> new io.fastblock.protocol.ExtentsRequest(id, chain, chunk, offset, length)).thenApply(r -> {
+            ByteBuf d = data(nodeId, r);
+            try {
+                return io.fastblock.protocol.Extents.decode(d);
+            } finally {
+                d.release();
+            }
+        });
+    }
+
+    @Override
     public CompletableFuture<Long> length(String nodeId, ChainAddress chain, ChunkId chunk) {
         return send(nodeId, id -> new ChunkListRequest(id, chain)).thenApply(r -> {
             ByteBuf d = data(nodeId, r);

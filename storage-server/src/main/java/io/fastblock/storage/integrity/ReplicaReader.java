@@ -18,4 +18,13 @@ public interface ReplicaReader {
 
     /** The length of the chunk at the tail {@code nodeId} (CHUNK_LIST), 0 if it holds none. */
     CompletableFuture<Long> length(String nodeId, ChainAddress chain, ChunkId chunk);
+
+    /**
+     * The allocated ranges of the chunk at {@code nodeId} (EXTENTS), or null where this reader
+     * cannot tell (the caller then leaves allocation as it is).
+     */
+    default CompletableFuture<io.fastblock.protocol.Extents> extents(String nodeId, ChainAddress chain, ChunkId chunk,
+                                                                     long offset, int length) {
+        return CompletableFuture.completedFuture(null);
+    }
 }

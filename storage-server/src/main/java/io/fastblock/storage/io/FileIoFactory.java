@@ -20,6 +20,14 @@ public interface FileIoFactory {
     void syncDirectory(Path dir) throws IOException;
 
     /**
+     * Deletes a file if it exists (its removal survives a power loss once the directory is synced).
+     * Goes through the factory so a fault-injecting disk forgets the file's unforced history.
+     */
+    default boolean delete(Path file) throws IOException {
+        return java.nio.file.Files.deleteIfExists(file);
+    }
+
+    /**
      * Identifies the current boot of the machine: while it is unchanged the page cache has not
      * been lost, so a restart after a process crash finds every completed write in its files.
      * Linux's {@code /proc/sys/kernel/random/boot_id}; empty where there is none (treated as a new boot).

@@ -199,6 +199,63 @@ abstract class ChainReconfigurationTest {
         }
     }
 
+    private static io.fastblock.protocol.Extents extents(InMemoryChain.Node n, long version, int length) throws Exception {
+        StorageResponse r = n.call(new io.fastblock.protocol.ExtentsRequest(1, new ChainAddress(G, version, 1), CHUNK, 0, length));
+        try {
+            assertEquals(Status.OK, r.status(), r.message());
+            return io.fastblock.protocol.Extents.decode(r.data());
+        } finally {
+            r.data().release();
+        }
+    }
+
+    /**
+     * Trims before and during a catch-up: the joining node ends with the tail's bytes and exactly
+     * its allocation (a written zero block allocated, trimmed ranges not), and so does the old
+     * tail after folding its log's holes into its chunk file.
+     */
+    @Test
+    void aJoiningNodeCopiesAllocationExactlyAndTrimsReachIt() throws Exception {
+        chain.publish(new GroupRecord(G, 2, List.of("a", "b")), true);
+        int size = 256 * 1024;
+        byte[] ref = new byte[size];
+        boolean[] allocated = new boolean[size / 4096];
+        java.util.function.BiConsumer<Integer, Integer> mark = (from, to) -> java.util.Arrays.fill(allocated, from, to, true);
+        byte[] data = bytes(7, size);
+        System.arraycopy(data, 0, ref, 0, size);
+        ok(a.call(write(G, 2, CHUNK, 0, data)));
+        mark.accept(0, size / 4096);
+        ok(a.call(WriteRequest.trim(1, new ChainAddress(G, 2, 1), CHUNK, 64 * 1024, 64 * 1024)));
+        java.util.Arrays.fill(ref, 64 * 1024, 128 * 1024, (byte) 0);
+        java.util.Arrays.fill(allocated, 16, 32, false);
+        ok(a.call(write(G, 2, CHUNK, 80 * 1024, new byte[4096]))); // zeros, allocated
+        allocated[20] = true;
+
+        InMemoryChain.Node d = chain.add("d", dir.resolve("d"));
+        chain.publish(new GroupRecord(G, 3, List.of("a", "b"), "d"), true);
+        ok(a.call(WriteRequest.trim(1, new ChainAddress(G, 3, 1), CHUNK, 192 * 1024, 64 * 1024)));
+        java.util.Arrays.fill(ref, 192 * 1024, 256 * 1024, (byte) 0);
+        java.util.Arrays.fill(allocated, 48, 64, false);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!chain.caughtUp.contains(G + "/d") && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(chain.caughtUp.contains(G + "/d"), "d announced it caught up");
+        chain.publish(new GroupRecord(G, 4, List.of("a", "b", "d")), true);
+        ok(a.call(write(G, 4, CHUNK, 0, new byte[] {1})));
+        ref[0] = 1;
+        io.fastblock.protocol.Extents.Builder want = new io.fastblock.protocol.Extents.Builder();
+        for (int i = 0; i < allocated.length; i++) {
+            if (allocated[i]) {
+                want.add(i * 4096L, 4096);
+            }
+        }
+        for (InMemoryChain.Node n : List.of(a, b, d)) {
+            assertArrayEquals(ref, n.read(G, 4, CHUNK, 0, size), "replica " + n.id);
+            assertEquals(want.build(), extents(n, 4, size), "allocation on " + n.id);
+        }
+    }
+
     @Test
     void aStalledSuccessorStopsAdmissionAtTheSentListBound() throws Exception {
         chain.stalled.add("b");

@@ -28,9 +28,37 @@ class PowerLossTest {
     @TempDir
     Path dir;
 
-    private static void writeRound(ThreeNodeChain chain, Random r, byte[][] model, int writes) throws Exception {
+    private static final int BLOCK = 4096;
+
+    /** Bytes and allocated blocks every replica must hold, from acknowledged writes and trims. */
+    private static final class Model {
+        final byte[][] bytes = new byte[CHUNKS.size()][CHUNK_BYTES];
+        final boolean[][] allocated = new boolean[CHUNKS.size()][CHUNK_BYTES / BLOCK];
+
+        io.fastblock.protocol.Extents extents(int c) {
+            io.fastblock.protocol.Extents.Builder b = new io.fastblock.protocol.Extents.Builder();
+            for (int i = 0; i < allocated[c].length; i++) {
+                if (allocated[c][i]) {
+                    b.add((long) i * BLOCK, BLOCK);
+                }
+            }
+            return b.build();
+        }
+    }
+
+    /** Writes, and one in five a trim (block-aligned, sometimes to the chunk's end). */
+    private static void writeRound(ThreeNodeChain chain, Random r, Model model, int writes) throws Exception {
         for (int i = 0; i < writes; i++) {
             int c = r.nextInt(CHUNKS.size());
+            if (r.nextInt(5) == 0) {
+                int first = r.nextInt(CHUNK_BYTES / BLOCK);
+                int blocks = r.nextBoolean() ? CHUNK_BYTES / BLOCK - first : 1 + r.nextInt(Math.min(8, CHUNK_BYTES / BLOCK - first));
+                StorageResponse resp = chain.trim(CHUNKS.get(c), (long) first * BLOCK, blocks * BLOCK);
+                assertEquals(Status.OK, resp.status(), resp.message());
+                java.util.Arrays.fill(model.bytes[c], first * BLOCK, (first + blocks) * BLOCK, (byte) 0);
+                java.util.Arrays.fill(model.allocated[c], first, first + blocks, false);
+                continue;
+            }
             int len = 1 + r.nextInt(20_000);
             int off = r.nextInt(CHUNK_BYTES - len);
             byte[] d = new byte[len];
@@ -38,7 +66,8 @@ class PowerLossTest {
             StorageResponse resp = chain.write(CHUNKS.get(c), off, d);
             assertEquals(Status.OK, resp.status(), resp.message());
             // Acknowledged: from here on it must survive.
-            System.arraycopy(d, 0, model[c], off, len);
+            System.arraycopy(d, 0, model.bytes[c], off, len);
+            java.util.Arrays.fill(model.allocated[c], off / BLOCK, (off + len - 1) / BLOCK + 1, true);
         }
     }
 
@@ -46,12 +75,13 @@ class PowerLossTest {
     @ValueSource(strings = {"a", "b", "c"})
     void acknowledgedWritesSurviveAPowerLossAndReplicasConverge(String victim) throws Exception {
         Random r = new Random(victim.hashCode());
-        byte[][] model = new byte[CHUNKS.size()][CHUNK_BYTES];
+        Model m = new Model();
+        byte[][] model = m.bytes;
         try (ThreeNodeChain chain = new ThreeNodeChain(dir, 11)) {
-            writeRound(chain, r, model, 60);
+            writeRound(chain, r, m, 60);
             // A checkpoint: what is written before it is forced on the victim, what follows is not.
             chain.server(victim).chunkStore().flush();
-            writeRound(chain, r, model, 60);
+            writeRound(chain, r, m, 60);
             assertTrue(chain.server(victim).chunkStore().dirtyCount() > 0, "writes after the checkpoint left dirty chunks");
             String dropped = chain.powerLossAndRestart(victim);
             System.out.println("power loss of " + victim + ": " + dropped);
@@ -69,10 +99,12 @@ class PowerLossTest {
             assertTrue(resynced > 0, "the victim had chunks written since its checkpoint");
 
             // The chain takes writes again, and every replica holds every acknowledged byte.
-            writeRound(chain, r, model, 20);
+            writeRound(chain, r, m, 20);
             for (int c = 0; c < CHUNKS.size(); c++) {
                 for (String id : ThreeNodeChain.IDS) {
                     assertArrayEquals(model[c], chain.read(id, CHUNKS.get(c), 0, CHUNK_BYTES), "chunk " + c + " at " + id);
+                    // Allocation exact per block on every replica, the victim's restored by its resync.
+                    assertEquals(m.extents(c), chain.extents(id, CHUNKS.get(c), 0, CHUNK_BYTES), "extents of chunk " + c + " at " + id);
                 }
             }
             // Byte for byte on disk too, through each store's own checked read path.

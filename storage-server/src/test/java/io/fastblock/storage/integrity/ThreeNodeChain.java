@@ -101,6 +101,21 @@ final class ThreeNodeChain implements AutoCloseable {
                 .get(30, TimeUnit.SECONDS);
     }
 
+    StorageResponse trim(ChunkId chunk, long offset, int length) throws Exception {
+        return client("a").send(rid -> WriteRequest.trim(rid, CHAIN, chunk, offset, length)).get(30, TimeUnit.SECONDS);
+    }
+
+    io.fastblock.protocol.Extents extents(String id, ChunkId chunk, long offset, int length) throws Exception {
+        StorageResponse r = client(id).send(rid -> new io.fastblock.protocol.ExtentsRequest(rid, CHAIN, chunk, offset, length))
+                .get(30, TimeUnit.SECONDS);
+        try {
+            assertEquals(Status.OK, r.status(), "extents at " + id + ": " + r.message());
+            return io.fastblock.protocol.Extents.decode(r.data());
+        } finally {
+            r.data().release();
+        }
+    }
+
     byte[] read(String id, ChunkId chunk, long offset, int length) throws Exception {
         StorageResponse r = client(id).send(rid -> new ReadRequest(rid, CHAIN, chunk, offset, length)).get(30, TimeUnit.SECONDS);
         try {

@@ -76,6 +76,16 @@ public final class FaultInjectingFileIo implements FileIo {
             return io;
         }
 
+        /** The file and its unforced history go: a file created later under the name starts afresh. */
+        @Override
+        public synchronized boolean delete(Path file) throws IOException {
+            checkUp();
+            Path p = file.toAbsolutePath().normalize();
+            files.remove(p);
+            unsyncedNames.remove(p);
+            return Files.deleteIfExists(p);
+        }
+
         @Override
         public synchronized void syncDirectory(Path dir) throws IOException {
             checkUp();
