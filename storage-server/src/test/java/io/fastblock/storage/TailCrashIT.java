@@ -2,17 +2,20 @@ package io.fastblock.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
-import io.fastblock.protocol.ReadRequest;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.WriteRequest;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.MetaJson;
+import io.fastblock.protocol.client.BlockingStorageClient;
+import io.fastblock.protocol.client.ExtentsAndData;
 import io.fastblock.protocol.meta.ZkPaths;
+import io.fastblock.storage.chain.TailLayout;
 import io.fastblock.storage.net.NettyTransport;
 import io.fastblock.storage.net.StorageClient;
 import io.netty.buffer.Unpooled;
@@ -33,13 +36,18 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * kill -9 of a tail (a one-member group: head and tail at once) while four writers run: after a
- * restart on the same data dir every acknowledged write reads back. Each write goes to a block
- * no other write touches, so an acknowledged block has exactly one right answer.
+ * kill -9 of a tail (a one-member group: head and tail at once) while four writers run, in both
+ * tail layouts: after a restart on the same data dir every acknowledged write reads back and
+ * every acknowledged trim stays trimmed, bytes and allocation (EXTENTS) alike. Each block is
+ * written once (so an acknowledged block has exactly one right answer); after some writes the
+ * writer trims a range of four blocks starting at the one it wrote, which also gives back blocks
+ * written earlier, or not yet. A block the one request in flight at the kill touched may be in
+ * either state, but consistently: its data and allocated, or zeros and not allocated.
  */
 class TailCrashIT {
     private static final int BLOCK = 4096;
@@ -49,11 +57,13 @@ class TailCrashIT {
     @TempDir
     Path dir;
 
-    private Process launch(String zk) throws Exception {
+    private static final int TRIM_BLOCKS = 4;
+
+    private Process launch(String zk, TailLayout layout) throws Exception {
         String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
         ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", cp, StorageServer.class.getName(), "--node-id=crash", "--data-dir=" + dir.resolve("data"),
-                "--port=0", "--zk=" + zk, "--segment-size=1M");
+                "--port=0", "--zk=" + zk, "--segment-size=1M", "--tail-layout=" + layout.flag());
         pb.redirectError(dir.resolve("stderr.log").toFile());
         return pb.start();
     }
@@ -76,23 +86,40 @@ class TailCrashIT {
         return b;
     }
 
-    @Test
-    void everyAcknowledgedWriteSurvivesKillMinus9() throws Exception {
+    /** Per writer: the acknowledged state of each block (0 never, 1 written, 2 trimmed) and the blocks in flight. */
+    private static final class Model {
+        final byte[] state = new byte[BLOCKS_PER_WRITER];
+        volatile int inFlightFrom = -1;
+        volatile int inFlightTo = -1;
+        int writes;
+        int trims;
+
+        boolean inFlight(int b) {
+            return b >= inFlightFrom && b < inFlightTo;
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TailLayout.class)
+    void everyAcknowledgedWriteAndTrimSurvivesKillMinus9(TailLayout layout) throws Exception {
         try (TestingServer zkServer = new TestingServer(true);
              CuratorFramework zk = CuratorFrameworkFactory.newClient(zkServer.getConnectString(), new RetryOneTime(100))) {
             zk.start();
             zk.create().creatingParentsIfNeeded().forPath(ZkPaths.group(1), MetaJson.write(new GroupRecord(1, 1, List.of("crash"))));
             EventLoopGroup loop = NettyTransport.group(2, "crash-client");
-            Process server = launch(zkServer.getConnectString());
+            Process server = launch(zkServer.getConnectString(), layout);
             try {
                 int firstPort = awaitReady(server);
                 Map<Integer, List<Integer>> acked = new ConcurrentHashMap<>();
+                Map<Integer, Model> models = new ConcurrentHashMap<>();
                 AtomicBoolean killed = new AtomicBoolean();
                 List<Thread> writers = new ArrayList<>();
                 for (int w = 0; w < 4; w++) {
                     int writer = w;
                     List<Integer> mine = Collections.synchronizedList(new ArrayList<>());
                     acked.put(writer, mine);
+                    Model model = new Model();
+                    models.put(writer, model);
                     Thread t = new Thread(() -> {
                         List<Integer> order = new ArrayList<>();
                         for (int i = 0; i < BLOCKS_PER_WRITER; i++) {
@@ -102,12 +129,29 @@ class TailCrashIT {
                         try (StorageClient c = StorageClient.connect(loop, "127.0.0.1", firstPort).awaitConnected(10, TimeUnit.SECONDS)) {
                             for (int b : order) {
                                 byte[] data = block(writer, b);
+                                model.inFlightFrom = b;
+                                model.inFlightTo = b + 1;
                                 StorageResponse r = c.send(id -> new WriteRequest(id, 0, CHAIN, new ChunkId(1, writer),
                                         (long) b * BLOCK, 0, Unpooled.wrappedBuffer(data))).get(20, TimeUnit.SECONDS);
                                 if (r.status() != Status.OK) {
                                     break;
                                 }
+                                model.state[b] = 1;
+                                model.writes++;
                                 mine.add(b);
+                                if (b % 5 == 0) {
+                                    int to = Math.min(BLOCKS_PER_WRITER, b + TRIM_BLOCKS);
+                                    model.inFlightTo = to;
+                                    StorageResponse tr = c.send(id -> WriteRequest.trim(id, CHAIN, new ChunkId(1, writer),
+                                            (long) b * BLOCK, (to - b) * BLOCK)).get(20, TimeUnit.SECONDS);
+                                    if (tr.status() != Status.OK) {
+                                        break;
+                                    }
+                                    java.util.Arrays.fill(model.state, b, to, (byte) 2);
+                                    model.trims++;
+                                }
+                                model.inFlightFrom = -1;
+                                model.inFlightTo = -1;
                             }
                         } catch (Exception e) {
                             if (!killed.get()) {
@@ -132,26 +176,38 @@ class TailCrashIT {
                 assertTrue(total >= 400, "only " + total + " writes acknowledged before the kill");
                 assertTrue(total < 4 * BLOCKS_PER_WRITER, "writers finished before the kill; nothing was in flight");
 
-                server = launch(zkServer.getConnectString());
+                server = launch(zkServer.getConnectString(), layout);
                 int port = awaitReady(server);
-                try (StorageClient c = StorageClient.connect(loop, "127.0.0.1", port).awaitConnected(10, TimeUnit.SECONDS)) {
-                    for (var e : acked.entrySet()) {
+                int trims = 0;
+                try (BlockingStorageClient c = new BlockingStorageClient("127.0.0.1", port, java.time.Duration.ofSeconds(30))) {
+                    for (var e : models.entrySet()) {
                         int writer = e.getKey();
-                        for (int b : List.copyOf(e.getValue())) {
-                            StorageResponse r = c.send(id -> new ReadRequest(id, CHAIN, new ChunkId(1, writer), (long) b * BLOCK, BLOCK))
-                                    .get(20, TimeUnit.SECONDS);
-                            try {
-                                assertEquals(Status.OK, r.status(), r.message());
-                                byte[] got = new byte[BLOCK];
-                                r.data().getBytes(r.data().readerIndex(), got);
-                                assertArrayEquals(block(writer, b), got, "writer " + writer + " block " + b);
-                            } finally {
-                                r.data().release();
+                        Model model = e.getValue();
+                        trims += model.trims;
+                        ChunkId chunk = new ChunkId(1, writer);
+                        // One round trip per writer: the allocation and every byte of its chunk.
+                        ExtentsAndData all = c.readWithExtents(CHAIN, chunk, 0, BLOCKS_PER_WRITER * BLOCK);
+                        assertEquals(all.extents(), c.extents(CHAIN, chunk, 0, BLOCKS_PER_WRITER * BLOCK));
+                        for (int b = 0; b < BLOCKS_PER_WRITER; b++) {
+                            byte[] got = java.util.Arrays.copyOfRange(all.data(), b * BLOCK, (b + 1) * BLOCK);
+                            boolean allocated = all.extents().contains((long) b * BLOCK);
+                            String where = layout.flag() + " writer " + writer + " block " + b + " (state " + model.state[b] + ")";
+                            if (model.inFlight(b)) {
+                                boolean asWritten = allocated && java.util.Arrays.equals(block(writer, b), got);
+                                boolean asTrimmed = !allocated && java.util.Arrays.equals(new byte[BLOCK], got);
+                                assertTrue(asWritten || asTrimmed, "in flight at the kill, inconsistent: " + where);
+                            } else if (model.state[b] == 1) {
+                                assertArrayEquals(block(writer, b), got, where);
+                                assertTrue(allocated, "written block not allocated: " + where);
+                            } else {
+                                assertArrayEquals(new byte[BLOCK], got, where);
+                                assertFalse(allocated, "trimmed or never written block allocated: " + where);
                             }
                         }
                     }
                 }
-                System.out.println("acknowledged before kill -9: " + total + ", all read back after restart");
+                System.out.println(layout.flag() + ": acknowledged before kill -9: " + total + " writes and " + trims
+                        + " trims, all read back exactly (bytes and allocation) after restart");
                 // SIGTERM: a clean stop through the shutdown hook.
                 server.destroy();
                 assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop on SIGTERM");
