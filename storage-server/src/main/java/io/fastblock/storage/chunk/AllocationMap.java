@@ -54,14 +54,6 @@ final class AllocationMap implements Closeable {
         file.writeFully(b, fromByte);
     }
 
-    boolean isAllocated(long block) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(1);
-        if (!file.readFully(b, block / 8) && b.position() == 0) {
-            return false;
-        }
-        return (b.get(0) & (1 << (int) (block % 8))) != 0;
-    }
-
     /** The allocated byte ranges within {@code [offset, offset + length)}, block-granular, clipped to the range. */
     Extents extents(long offset, long length, int blockSize) throws IOException {
         Extents.Builder out = new Extents.Builder();
@@ -102,22 +94,6 @@ final class AllocationMap implements Closeable {
         if (blocks % 8 != 0 && file.size() == keepBytes && keepBytes > 0) {
             set(blocks, 8 - blocks % 8, false);
         }
-    }
-
-    boolean isEmpty() throws IOException {
-        long size = file.size();
-        ByteBuffer b = ByteBuffer.allocate((int) Math.min(size, 1 << 16));
-        for (long at = 0; at < size; at += b.capacity()) {
-            b.clear();
-            file.readFully(b, at);
-            b.flip();
-            while (b.hasRemaining()) {
-                if (b.get() != 0) {
-                    return false;
-                }
-            }
-        }
-        return true;
     }
 
     long fileSize() throws IOException {

@@ -353,11 +353,6 @@ final class ChunkFile implements Closeable {
         map.set(offset / BLOCK, (length + BLOCK - 1) / BLOCK, allocated);
     }
 
-    /** True when no block is allocated (the chunk holds nothing). */
-    boolean unallocated() throws IOException {
-        return map.isEmpty();
-    }
-
     /** Forces data, then checksums and the allocation map: after this all describe the same bytes durably. */
     void force() throws IOException {
         data.force(false);
