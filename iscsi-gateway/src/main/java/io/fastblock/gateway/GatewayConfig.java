@@ -2,8 +2,10 @@ package io.fastblock.gateway;
 
 import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Everything a gateway can be told, with defaults for one machine.
@@ -13,9 +15,55 @@ import java.util.List;
  * @param portalAddress  address advertised in SendTargets (host:port), defaults to listenHost:iscsiPort
  * @param namenodeUrls   base URLs of the namenodes (http://host:port), tried in order
  * @param queueDepth     commands a session may have outstanding (the CmdSN window)
+ * @param timers         the gateway's timers
  */
 public record GatewayConfig(String listenHost, int iscsiPort, String portalAddress, List<String> namenodeUrls,
-                            int queueDepth) {
+                            int queueDepth, Timers timers) {
+
+    /**
+     * The gateway's timers (flags take a number with a unit: {@code 500ms}, {@code 4s}, {@code 1m}).
+     *
+     * @param requestTimeout {@code --request-timeout}: how long one attempt of a storage request may
+     *                       go unanswered before it is retried (default 4 s)
+     * @param retryBudget    {@code --retry-budget}: how long a volume request keeps being retried
+     *                       across chain repairs; must stay inside the initiator's abort timer (15 s for
+     *                       open-iscsi) and hold two attempts (default 12 s)
+     * @param nopInterval    {@code --nop-interval}: idle time after which an initiator is pinged with a
+     *                       NOP-In (default 10 s)
+     * @param nopTimeout     {@code --nop-timeout}: how long an unanswered NOP-In is waited for before
+     *                       the connection is closed (default 10 s)
+     * @param leaseRenewal   {@code --lease-renewal}: how often a held write lease is renewed; 0 means
+     *                       a third of the lease's lifetime as the namenode grants it (default 0)
+     * @param qosPoll        {@code --qos-poll}: how often an open volume's QoS limits are read again
+     *                       from the namenode (default 2 s)
+     */
+    public record Timers(Duration requestTimeout, Duration retryBudget, Duration nopInterval, Duration nopTimeout,
+                         Duration leaseRenewal, Duration qosPoll) {
+        public static final Timers DEFAULTS = new Timers(Duration.ofSeconds(4), Duration.ofSeconds(12),
+                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ZERO, Duration.ofSeconds(2));
+
+        public Timers {
+            positive("--request-timeout", requestTimeout);
+            positive("--retry-budget", retryBudget);
+            positive("--nop-interval", nopInterval);
+            positive("--nop-timeout", nopTimeout);
+            positive("--qos-poll", qosPoll);
+            if (leaseRenewal.isNegative()) {
+                throw new IllegalArgumentException("--lease-renewal must be >= 0 (0: a third of the lease), got "
+                        + leaseRenewal);
+            }
+            if (requestTimeout.multipliedBy(2).compareTo(retryBudget) > 0) {
+                throw new IllegalArgumentException("--request-timeout (" + format(requestTimeout)
+                        + ") must fit twice in --retry-budget (" + format(retryBudget) + ")");
+            }
+        }
+
+        private static void positive(String flag, Duration d) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(flag + " must be positive, got " + format(d));
+            }
+        }
+    }
 
     public static GatewayConfig defaults() {
         return fromArgs();
@@ -28,11 +76,54 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         String portal = cl.get("portal", host + ":" + port);
         String urls = cl.get("namenode", "http://127.0.0.1:" + Ports.NAMENODE_HTTP);
         int qd = cl.getInt("queue-depth", 128);
+        Timers d = Timers.DEFAULTS;
+        Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
+                duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),
+                duration(cl, "nop-timeout", d.nopTimeout()), duration(cl, "lease-renewal", d.leaseRenewal()),
+                duration(cl, "qos-poll", d.qosPoll()));
         cl.rejectUnknown();
         if (qd < 1 || qd > 4096) {
             throw new IllegalArgumentException("--queue-depth must be 1..4096, got " + qd);
         }
         return new GatewayConfig(host, port, portal,
-                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd);
+                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers);
+    }
+
+    private static Duration duration(CommandLine cl, String name, Duration defaultValue) {
+        String v = cl.get(name, null);
+        if (v == null) {
+            return defaultValue;
+        }
+        try {
+            return parseDuration(v);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--" + name + ": " + e.getMessage());
+        }
+    }
+
+    /** {@code 250ms}, {@code 4s}, {@code 2m}; a bare {@code 0} is zero. */
+    static Duration parseDuration(String text) {
+        String t = text.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (t.equals("0")) {
+                return Duration.ZERO;
+            }
+            if (t.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            if (t.endsWith("s")) {
+                return Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            if (t.endsWith("m")) {
+                return Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+        } catch (NumberFormatException e) {
+            // falls through to the error below
+        }
+        throw new IllegalArgumentException("expected a duration like 500ms, 4s or 1m, got '" + text + "'");
+    }
+
+    static String format(Duration d) {
+        return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
     }
 }

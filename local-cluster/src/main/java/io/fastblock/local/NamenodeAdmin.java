@@ -44,6 +44,14 @@ public final class NamenodeAdmin {
                 .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)));
     }
 
+    public Reply patch(String path, Object body) throws IOException, InterruptedException {
+        byte[] bytes = body instanceof String s ? s.getBytes(java.nio.charset.StandardCharsets.UTF_8)
+                : JSON.writeValueAsBytes(body);
+        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
+                .header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(bytes)));
+    }
+
     public Reply createVolume(String name, String size, String chunkSize) throws IOException, InterruptedException {
         return chunkSize == null ? post("/v1/volumes", Map.of("name", name, "size", size))
                 : post("/v1/volumes", Map.of("name", name, "size", size, "chunkSize", parseSize(chunkSize)));

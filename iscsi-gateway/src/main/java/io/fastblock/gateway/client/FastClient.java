@@ -1,6 +1,7 @@
 package io.fastblock.gateway.client;
 
 import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.qos.QosRegistry;
 import io.fastblock.gateway.iscsi.TargetAccess;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.scsi.BlockDevice;
@@ -25,23 +26,38 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     private final NamenodeClient namenode;
     private final StorageClient storage;
     private final String gatewayId;
+    private final GatewayConfig.Timers timers;
+    /** Admits throttled commands at their time; one thread, it only completes futures. */
+    private final ScheduledExecutorService qosTimer = Executors.newSingleThreadScheduledExecutor(
+            NamenodeClient.daemonThreads("qos-timer"));
+    private final QosRegistry qos;
     private final ScheduledExecutorService leaseTimer = Executors.newSingleThreadScheduledExecutor(
             NamenodeClient.daemonThreads("lease-renewal"));
 
     public FastClient(GatewayConfig config) {
-        this(config, new SimpleMeterRegistry(), ClientSettings.defaults());
+        this(config, new SimpleMeterRegistry());
     }
 
     public FastClient(GatewayConfig config, MeterRegistry registry) {
-        this(config, registry, ClientSettings.defaults());
+        this(config, registry, settingsOf(config.timers()));
+    }
+
+    /** The client's defaults with the gateway's storage timers (per-attempt timeout, retry budget). */
+    static ClientSettings settingsOf(GatewayConfig.Timers t) {
+        ClientSettings d = ClientSettings.defaults();
+        return new ClientSettings(t.requestTimeout(), d.maxAttempts(), d.retryBackoff(), t.retryBudget(),
+                d.unallocatedTtl(), d.streamsPerVolume(), d.streamGapBytes(), d.sequentialAfter(), d.maxRequestBytes(),
+                d.ioThreads(), d.httpThreads(), d.namenodeTimeout());
     }
 
     public FastClient(GatewayConfig config, MeterRegistry registry, ClientSettings settings) {
         this.settings = settings;
+        this.timers = config.timers();
         this.registry = registry;
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
         this.gatewayId = gatewayIdOf(config.portalAddress());
+        this.qos = new QosRegistry(namenode::volumeQos, qosTimer, timers.qosPoll());
     }
 
     /** This gateway's id in write leases: its portal address, which is unique per gateway. */
@@ -161,7 +177,9 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         ChunkMapCache cache = new ChunkMapCache(info.name(), namenode, settings.unallocatedTtl());
         FastVolume v = new FastVolume(info, cache, storage, settings, new ClientMetrics(registry, info.name()),
                 PooledByteBufAllocator.DEFAULT, namenode.executor());
-        v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost));
+        v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost, timers.leaseRenewal()));
+        QosRegistry.Handle limits = qos.acquire(info.name());
+        v.useAdmission(limits.throttle(), limits);
         return v;
     }
 
@@ -181,9 +199,14 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         return settings;
     }
 
+    public QosRegistry qos() {
+        return qos;
+    }
+
     @Override
     public void close() {
         leaseTimer.shutdownNow();
+        qosTimer.shutdownNow();
         storage.close();
         namenode.close();
     }

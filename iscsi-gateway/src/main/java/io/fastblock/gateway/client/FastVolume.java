@@ -2,6 +2,7 @@ package io.fastblock.gateway.client;
 
 import io.fastblock.gateway.scsi.BlockDevice;
 import io.fastblock.gateway.scsi.DeviceException;
+import io.fastblock.gateway.scsi.IoAdmission;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Extents;
@@ -46,6 +47,8 @@ public final class FastVolume implements BlockDevice {
     private volatile long leaseEpoch;
     private volatile boolean closed;
     private volatile VolumeLease lease;
+    private volatile IoAdmission admission = IoAdmission.NONE;
+    private volatile AutoCloseable admissionRelease = () -> { };
 
     public FastVolume(VolumeInfo info, ChunkMapCache chunks, StorageTransport storage, ClientSettings settings,
                       ClientMetrics metrics, ByteBufAllocator alloc, Executor retryExecutor) {
@@ -112,6 +115,17 @@ public final class FastVolume implements BlockDevice {
 
     public VolumeLease lease() {
         return lease;
+    }
+
+    /** Per-volume QoS for the SCSI layer; {@code release} runs when this open volume closes. */
+    public void useAdmission(IoAdmission admission, AutoCloseable release) {
+        this.admission = admission;
+        this.admissionRelease = release;
+    }
+
+    @Override
+    public IoAdmission admission() {
+        return admission;
     }
 
     /**
@@ -378,6 +392,11 @@ public final class FastVolume implements BlockDevice {
     @Override
     public void close() {
         closed = true;
+        try {
+            admissionRelease.close();
+        } catch (Exception e) {
+            LOG.debug("releasing the QoS of {}: {}", info.name(), e.toString());
+        }
         VolumeLease l = lease;
         if (l != null) {
             l.close();

@@ -30,6 +30,7 @@ public final class VolumeLease implements AutoCloseable {
     private final String volume;
     private final String gateway;
     private final ScheduledExecutorService scheduler;
+    private final long renewEveryMs;
     private final Consumer<String> onLost;
     private State state = State.NONE;
     private long epoch;
@@ -43,6 +44,13 @@ public final class VolumeLease implements AutoCloseable {
      */
     public VolumeLease(NamenodeClient namenode, String volume, String gateway, ScheduledExecutorService scheduler,
                        Consumer<String> onLost) {
+        this(namenode, volume, gateway, scheduler, onLost, java.time.Duration.ZERO);
+    }
+
+    /** @param renewEvery how often a held lease is renewed; zero: a third of the lifetime the namenode grants */
+    public VolumeLease(NamenodeClient namenode, String volume, String gateway, ScheduledExecutorService scheduler,
+                       Consumer<String> onLost, java.time.Duration renewEvery) {
+        this.renewEveryMs = renewEvery.toMillis();
         this.namenode = namenode;
         this.volume = volume;
         this.gateway = gateway;
@@ -82,7 +90,10 @@ public final class VolumeLease implements AutoCloseable {
         epoch = lease.epoch();
         state = State.HELD;
         acquiring = null;
-        long every = Math.max(100, lease.ttlMs() / 3);
+        long every = renewEveryMs > 0 ? renewEveryMs : Math.max(100, lease.ttlMs() / 3);
+        if (renewEveryMs >= lease.ttlMs()) {
+            LOG.warn("lease renewal every {} ms cannot keep a lease of {} ms alive", renewEveryMs, lease.ttlMs());
+        }
         if (renewal == null) {
             renewal = scheduler.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
         }

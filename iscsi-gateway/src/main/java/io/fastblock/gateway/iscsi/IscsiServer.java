@@ -54,7 +54,7 @@ public final class IscsiServer implements AutoCloseable {
     private int port = -1;
 
     public IscsiServer(GatewayConfig config, TargetCatalog catalog) {
-        this(config, catalog, IscsiSettings.DEFAULTS);
+        this(config, catalog, IscsiSettings.DEFAULTS.withNop(config.timers().nopInterval(), config.timers().nopTimeout()));
     }
 
     public IscsiServer(GatewayConfig config, TargetCatalog catalog, IscsiSettings settings) {

@@ -19,6 +19,11 @@ public record IscsiSettings(Duration loginTimeout, Duration nopInterval, Duratio
     public static final IscsiSettings DEFAULTS = new IscsiSettings(Duration.ofSeconds(15), Duration.ofSeconds(10),
             Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofSeconds(5));
 
+    /** These settings with the keepalive timers {@code interval} and {@code timeout}. */
+    public IscsiSettings withNop(Duration interval, Duration timeout) {
+        return new IscsiSettings(loginTimeout, interval, timeout, logoutGrace, abortWait);
+    }
+
     public IscsiSettings {
         if (loginTimeout.isNegative() || loginTimeout.isZero() || nopInterval.isNegative() || nopInterval.isZero()
                 || nopTimeout.isNegative() || nopTimeout.isZero() || logoutGrace.isNegative() || abortWait.isNegative()) {

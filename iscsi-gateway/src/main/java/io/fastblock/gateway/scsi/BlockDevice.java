@@ -77,6 +77,11 @@ public interface BlockDevice extends AutoCloseable {
     default void whenLost(Runnable action) {
     }
 
+    /** When data commands may start (per-volume QoS); the default admits everything at once. */
+    default IoAdmission admission() {
+        return IoAdmission.NONE;
+    }
+
     /** Releases resources held for this open volume (not the volume itself). */
     @Override
     void close();

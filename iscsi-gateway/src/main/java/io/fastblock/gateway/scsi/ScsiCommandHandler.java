@@ -165,6 +165,45 @@ public final class ScsiCommandHandler {
                     && announcedDataOut != dataOutLength(cdb)) {
                 return invalidField();
             }
+            IoAdmission admission = device.admission();
+            int direction = direction(op);
+            if (direction != 0 && !admission.unlimited()) {
+                // Per-volume QoS: the command waits for its turn, then runs as usual.
+                long bytes = direction == READS ? readBytes(op, cdb) : dataOutLength(cdb);
+                return admission.admit(direction == READS, bytes).thenCompose(v -> dispatch(op, cdb, dataOut, nexus, alloc));
+            }
+            return dispatch(op, cdb, dataOut, nexus, alloc);
+        } catch (IndexOutOfBoundsException shortCdb) {
+            return done(ScsiResult.check(Sense.INVALID_FIELD_IN_CDB));
+        }
+    }
+
+    private static final int READS = 1;
+    private static final int WRITES = 2;
+
+    /** Whether {@code op} moves data of the medium (QoS counts it): READS, WRITES or 0. */
+    static int direction(int op) {
+        return switch (op) {
+            case 0x08, 0x28, 0xA8, 0x88, 0x2F, 0xAF, 0x8F -> READS;
+            case 0x0A, 0x2A, 0xAA, 0x8A, 0x2E, 0xAE, 0x8E, 0x9C, 0x41, 0x93, 0x89, 0x8B, 0x42, 0x83 -> WRITES;
+            default -> 0;
+        };
+    }
+
+    /** Bytes a read command returns (VERIFY: the bytes it reads to compare). */
+    private long readBytes(int op, ByteBuf cdb) {
+        long blocksRead = switch (op) {
+            case 0x08 -> transferLength6(cdb);
+            case 0x28, 0x2F -> cdb.getUnsignedShort(7);
+            case 0xA8, 0xAF -> cdb.getUnsignedInt(6);
+            default -> cdb.getUnsignedInt(10);
+        };
+        return blocksRead * blockSize;
+    }
+
+    private CompletableFuture<ScsiResult> dispatch(int op, ByteBuf cdb, ByteBuf dataOut, ScsiNexus nexus,
+                                                   ByteBufAllocator alloc) {
+        try {
             return switch (op) {
                 case 0x00 -> done(ScsiResult.good()); // TEST UNIT READY
                 case 0x25 -> done(readCapacity10(cdb, alloc));

@@ -1,0 +1,48 @@
+package io.fastblock.gateway;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class GatewayConfigTest {
+    @Test
+    void timersHaveOneMachineDefaults() {
+        GatewayConfig.Timers t = GatewayConfig.defaults().timers();
+        assertEquals(Duration.ofSeconds(4), t.requestTimeout());
+        assertEquals(Duration.ofSeconds(12), t.retryBudget());
+        assertTrue(t.retryBudget().compareTo(Duration.ofSeconds(15)) < 0, "inside open-iscsi's abort timer");
+        assertEquals(Duration.ofSeconds(10), t.nopInterval());
+        assertEquals(Duration.ZERO, t.leaseRenewal(), "a third of the granted lease");
+        assertEquals(Duration.ofSeconds(2), t.qosPoll());
+    }
+
+    @Test
+    void timersAreTypedFlags() {
+        GatewayConfig c = GatewayConfig.fromArgs("--request-timeout=1500ms", "--retry-budget=6s", "--nop-interval=3s",
+                "--nop-timeout=5s", "--lease-renewal=1s", "--qos-poll=500ms");
+        GatewayConfig.Timers t = c.timers();
+        assertEquals(Duration.ofMillis(1500), t.requestTimeout());
+        assertEquals(Duration.ofSeconds(6), t.retryBudget());
+        assertEquals(Duration.ofSeconds(3), t.nopInterval());
+        assertEquals(Duration.ofSeconds(5), t.nopTimeout());
+        assertEquals(Duration.ofSeconds(1), t.leaseRenewal());
+        assertEquals(Duration.ofMillis(500), t.qosPoll());
+        assertEquals(Duration.ofMinutes(2), GatewayConfig.parseDuration("2m"));
+    }
+
+    @Test
+    void badTimersAreRefusedWithTheFlagsName() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> GatewayConfig.fromArgs("--retry-budget=5"));
+        assertTrue(e.getMessage().contains("--retry-budget"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> GatewayConfig.fromArgs("--request-timeout=4s", "--retry-budget=6s"));
+        assertTrue(e.getMessage().contains("fit twice"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--nop-interval=0"));
+        assertTrue(e.getMessage().contains("--nop-interval"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--lease-renewal=-1s"));
+    }
+}
