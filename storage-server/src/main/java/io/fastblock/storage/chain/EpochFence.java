@@ -66,6 +66,22 @@ public final class EpochFence {
         }
     }
 
+    /**
+     * A forwarded copy of a write its head admitted: never refused here (refusing would leave the
+     * replicas diverged; the epoch was checked at the head, whose FENCE answer waits for this
+     * write to complete down the chain), but tracked, so a FENCE here waits for it too.
+     */
+    public Ticket admitForwarded(long volumeId, long epoch) {
+        Volume v = volume(volumeId);
+        synchronized (v) {
+            v.floor = Math.max(v.floor, epoch);
+            Ticket t = new Ticket();
+            v.inFlight.add(t);
+            t.done.whenComplete((x, e) -> v.inFlight.remove(t));
+            return t;
+        }
+    }
+
     /** A read: refused below the floor, except that a sealed volume stays readable under any epoch. */
     public void admitRead(long volumeId, long epoch, String nodeId) {
         Volume v = volume(volumeId);

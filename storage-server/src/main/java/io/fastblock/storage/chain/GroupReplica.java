@@ -212,8 +212,12 @@ final class GroupReplica {
             }
             checkWriter(pos, w);
             // A FENCE for the volume waits for this ticket: released once the write's answer is known.
-            EpochFence.Ticket ticket = ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId(),
-                    w.isTrim());
+            // The epoch is checked where writes enter the chain (the head); a forwarded copy of a
+            // write the head admitted is applied whatever the floor here, or the replicas would
+            // diverge (the head's FENCE answer waits for it to complete down the chain).
+            EpochFence.Ticket ticket = w.forwarded()
+                    ? ctx.fence().admitForwarded(w.chunk().volumeId(), w.chain().leaseEpoch())
+                    : ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId(), w.isTrim());
             CompletableFuture<CompletableFuture<StorageResponse>> staged;
             try {
                 String successor = pos.successor();
@@ -350,7 +354,8 @@ final class GroupReplica {
 
     /**
      * Applies a trim to this replica's copy for its position. A trim of the whole chunk (from 0 to
-     * at least everything written) drops the chunk from the group's list once its data is gone.
+     * at least everything written) also drops the chunk from the group's list, here at the
+     * ordering point: a write ordered after it adds the chunk back after the removal.
      */
     private CompletableFuture<Void> trimLocally(WriteRequest w, long sequence, ChainPosition pos) {
         ChunkId chunk = w.chunk();
@@ -358,7 +363,7 @@ final class GroupReplica {
                 || w.length() >= Math.max(ctx.chunks().bound(chunk), ctx.storage().length(chunk)));
         CompletableFuture<Void> trimmed = ctx.storage().trim(groupId, chunk, w.offset(), w.length(), sequence,
                 pos.durable(), whole);
-        return whole ? trimmed.thenCompose(v -> ctx.chunks().remove(groupId, chunk)) : trimmed;
+        return whole ? CompletableFuture.allOf(trimmed, ctx.chunks().remove(groupId, chunk)) : trimmed;
     }
 
     private void track(CompletableFuture<Void> local) {

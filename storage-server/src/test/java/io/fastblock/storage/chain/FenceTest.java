@@ -181,6 +181,44 @@ class FenceTest {
         }
     }
 
+    /**
+     * A middle fenced before its head: a write the head (not yet fenced) admits is still applied on
+     * every replica, never refused half way down the chain, so the replicas stay identical.
+     */
+    @Test
+    void aFencedMiddleStillAppliesWhatItsHeadAdmitted() throws Exception {
+        try (TestingServer zkServer = new TestingServer(true);
+             CuratorFramework zk = CuratorFrameworkFactory.newClient(zkServer.getConnectString(), new RetryOneTime(100))) {
+            zk.start();
+            zk.create().creatingParentsIfNeeded().forPath(ZkPaths.group(1),
+                    MetaJson.write(new GroupRecord(1, 1, List.of("h", "m", "t"))));
+            List<StorageServer> servers = new java.util.ArrayList<>();
+            List<BlockingStorageClient> clients = new java.util.ArrayList<>();
+            try {
+                for (String id : List.of("h", "m", "t")) {
+                    StorageServer s = StorageServer.start(config(dir, id, zkServer.getConnectString()));
+                    servers.add(s);
+                    clients.add(new BlockingStorageClient("127.0.0.1", s.port(), Duration.ofSeconds(30)));
+                }
+                clients.get(1).fence(CHUNK.volumeId(), 5);
+                byte[] data = new byte[4096];
+                java.util.Arrays.fill(data, (byte) 3);
+                clients.get(0).write(chain(1, 3), CHUNK, 0, data);
+                clients.get(0).trim(chain(1, 3), CHUNK, 0, 4096);
+                clients.get(0).write(chain(1, 3), CHUNK, 4096, data);
+                for (BlockingStorageClient c : clients) {
+                    assertArrayEquals(new byte[4096], c.read(chain(1, 5), CHUNK, 0, 4096));
+                    assertArrayEquals(data, c.read(chain(1, 5), CHUNK, 4096, 4096));
+                }
+                clients.get(0).fence(CHUNK.volumeId(), 5);
+                assertRefused(clients.get(0), CHUNK, 4, "older than 5");
+            } finally {
+                clients.forEach(BlockingStorageClient::close);
+                servers.forEach(StorageServer::close);
+            }
+        }
+    }
+
     private static void assertRefused(BlockingStorageClient c, ChunkId chunk, long epoch, String why) {
         StorageStatusException e = assertThrows(StorageStatusException.class,
                 () -> c.write(chain(1, epoch), chunk, 0, new byte[4096]));
