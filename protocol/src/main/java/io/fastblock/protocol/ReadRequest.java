@@ -8,6 +8,11 @@ package io.fastblock.protocol;
 public record ReadRequest(long requestId, int flags, ChainAddress chain, ChunkId chunk, long offset, int length)
         implements StorageMessage {
     public static final int FLAG_WITH_EXTENTS = 0x02;
+    /**
+     * The longest read with extents: its answer (the bytes plus an extent list of up to one range
+     * per two blocks, 12 bytes each) must fit one frame's data.
+     */
+    public static final int MAX_LENGTH_WITH_EXTENTS = io.fastblock.protocol.codec.StorageFrames.MAX_DATA - 32 * 1024;
 
     /** A plain read (no flags). */
     public ReadRequest(long requestId, ChainAddress chain, ChunkId chunk, long offset, int length) {

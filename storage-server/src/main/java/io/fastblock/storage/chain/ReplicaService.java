@@ -196,6 +196,10 @@ public final class ReplicaService implements AutoCloseable {
 
     private CompletableFuture<StorageResponse> read(ReadRequest r, ByteBufAllocator alloc) {
         String bad = badRange(r.offset(), r.length());
+        if (bad == null && r.wantsExtents() && r.length() > ReadRequest.MAX_LENGTH_WITH_EXTENTS) {
+            bad = "read with extents of " + r.length() + " bytes: at most " + ReadRequest.MAX_LENGTH_WITH_EXTENTS
+                    + " (the answer carries the extent list too)";
+        }
         if (bad != null) {
             return done(StorageResponse.error(r.requestId(), OpCode.READ, Status.BAD_REQUEST, "node " + nodeId + ": " + bad));
         }

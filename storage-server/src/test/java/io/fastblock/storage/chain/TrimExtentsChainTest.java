@@ -196,6 +196,35 @@ class TrimExtentsChainTest {
         assertEquals(Status.BAD_REQUEST, e.status(), "trims enter the chain at the head, like writes");
         assertReadEverywhere(chunk, 0, data);
         assertExtentsEverywhere(chunk, 0, 64 * K, new Extents.Builder().add(0, 16 * K).build());
+        e = org.junit.jupiter.api.Assertions.assertThrows(StorageStatusException.class,
+                () -> clients.get(2).readWithExtents(CHAIN, chunk, 0, io.fastblock.protocol.ReadRequest.MAX_LENGTH_WITH_EXTENTS + 1));
+        assertEquals(Status.BAD_REQUEST, e.status());
+        assertTrue(e.getMessage().contains("read with extents"), e.getMessage());
+    }
+
+    /** The largest read with extents, of blocks allocated one in two (the longest list), fits one answer. */
+    @ParameterizedTest
+    @EnumSource(TailLayout.class)
+    void theLongestReadWithExtentsFitsOneFrame(TailLayout layout) throws Exception {
+        start(layout);
+        ChunkId chunk = new ChunkId(8, 0);
+        int length = io.fastblock.protocol.ReadRequest.MAX_LENGTH_WITH_EXTENTS;
+        byte[] data = pattern(length, 11);
+        head().write(CHAIN, chunk, 0, data);
+        Extents.Builder want = new Extents.Builder();
+        for (int off = 0; off + 8 * K <= length; off += 8 * K) {
+            head().trim(CHAIN, chunk, off + 4 * K, 4 * K);
+            Arrays.fill(data, off + 4 * K, off + 8 * K, (byte) 0);
+            want.add(off, 4 * K);
+        }
+        if (length % (8 * K) != 0) {
+            want.add(length - length % (8 * K), Math.min(4 * K, length % (8 * K)));
+        }
+        for (BlockingStorageClient c : clients) {
+            ExtentsAndData both = c.readWithExtents(CHAIN, chunk, 0, length);
+            assertEquals(want.build(), both.extents());
+            assertArrayEquals(data, both.data());
+        }
     }
 
     private List<ChunkId> listedByTail() throws Exception {
