@@ -12,7 +12,9 @@ public enum OpCode {
     /** Which ranges of a chunk are allocated on the receiving replica ({@link Extents}). */
     EXTENTS(6),
     /** Raise (or seal) a volume id's lease-epoch floor on the receiving server. */
-    FENCE(7);
+    FENCE(7),
+    /** A returning replica asks the tail which ranges of a chunk changed above a sequence ({@link ChunkChanges}). */
+    CHANGES(8);
 
     public static final int RESPONSE_BIT = 0x80;
 

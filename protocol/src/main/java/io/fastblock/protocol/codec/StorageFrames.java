@@ -2,6 +2,7 @@ package io.fastblock.protocol.codec;
 
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.ChangesRequest;
 import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.CopyReadRequest;
 import io.fastblock.protocol.ExtentsRequest;
@@ -38,6 +39,8 @@ import java.nio.charset.StandardCharsets;
  * COPY_READ  = same layout as READ                                     (answer data: the bytes)
  * EXTENTS  = same layout as READ                  (answer data: Extents = count:int32 (offset:int64 length:int32){count})
  * FENCE    = volumeId:int64 epoch:int64           (server-wide; answer: empty data)
+ * CHANGES  = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64 since:int64
+ *                                                 (answer data: ChunkChanges)
  * response = status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
  * </pre>
  * All integers are big-endian. Data is never copied: encoding composes the header with the
@@ -86,6 +89,9 @@ public final class StorageFrames {
             writeChainAndChunk(header, r.chain(), r.chunk());
             header.writeLong(r.offset());
             header.writeInt(r.length());
+        } else if (message instanceof ChangesRequest c) {
+            writeChainAndChunk(header, c.chain(), c.chunk());
+            header.writeLong(c.since());
         } else if (message instanceof FenceRequest f) {
             header.writeLong(f.volumeId());
             header.writeLong(f.epoch());
@@ -187,6 +193,15 @@ public final class StorageFrames {
                         throw new ProtocolException("FENCE body of " + frame.readableBytes() + " bytes, expected 16");
                     }
                     return new FenceRequest(requestId, frame.readLong(), frame.readLong());
+                }
+                case CHANGES: {
+                    if (frame.readableBytes() != CHAIN_AND_CHUNK + 8) {
+                        throw new ProtocolException("CHANGES body of " + frame.readableBytes() + " bytes, expected "
+                                + (CHAIN_AND_CHUNK + 8));
+                    }
+                    ChainAddress chain = readChain(frame);
+                    ChunkId chunk = readChunk(frame);
+                    return new ChangesRequest(requestId, chain, chunk, frame.readLong());
                 }
                 case CHUNK_LIST: {
                     if (frame.readableBytes() != CHAIN) {

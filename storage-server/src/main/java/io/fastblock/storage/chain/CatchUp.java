@@ -1,6 +1,8 @@
 package io.fastblock.storage.chain;
 
 import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChangesRequest;
+import io.fastblock.protocol.ChunkChanges;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ChunkListRequest;
 import io.fastblock.protocol.ChunkListing;
@@ -11,6 +13,8 @@ import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.meta.CatchUpProgress;
 import io.fastblock.protocol.meta.GroupRecord;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -47,8 +51,12 @@ final class CatchUp {
     /** What this attempt means to copy (its pieces' bytes), for the progress the namenode shows. */
     private long total;
     private long lastReportNanos;
+    /** Progress reports go out one after another, so a late one never overwrites a newer one. */
+    private CompletableFuture<Void> reports = CompletableFuture.completedFuture(null);
     /** Each chunk's file length here when the copy started: zeros beyond it need not be written. */
     private final Map<ChunkId, Long> localLengths = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Each chunk's length as the tail listed it (chunks only this node has are not here). */
+    private final Map<ChunkId, Long> tailLengths = new java.util.concurrent.ConcurrentHashMap<>();
 
     CatchUp(GroupReplica replica, ReplicaContext ctx, GroupRecord view) {
         this.replica = replica;
@@ -69,6 +77,7 @@ final class CatchUp {
                 view.chainVersion());
         long started = System.nanoTime();
         list().thenCompose(this::copyAll)
+                .thenCompose(v -> reports) // the final figures are published before the caught-up znode
                 .thenCompose(v -> announce())
                 .whenComplete((v, err) -> {
                     Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
@@ -99,8 +108,10 @@ final class CatchUp {
                     throw new IllegalStateException("CHUNK_LIST at " + view.tail() + ": " + resp.status() + " " + resp.message());
                 }
                 Map<ChunkId, Long> lengths = new LinkedHashMap<>();
+                tailLengths.clear();
                 for (ChunkListing.Entry e : ChunkListing.decode(resp.data()).entries()) {
                     lengths.put(e.chunk(), e.length());
+                    tailLengths.put(e.chunk(), e.length());
                 }
                 // Chunks only this node has for the group hold nothing the tail acknowledged:
                 // overwrite them with the tail's (zero) content too.
@@ -117,34 +128,103 @@ final class CatchUp {
         }, ctx.blocking());
     }
 
+    /** One chunk's work: the whole chunk, or (delta) the data ranges to copy and the trimmed ranges to give back. */
+    private record Plan(ChunkId chunk, long length, ChunkChanges changes) {
+        boolean delta() {
+            return changes != null && changes.complete();
+        }
+    }
+
     private CompletableFuture<Void> copyAll(Map<ChunkId, Long> lengths) {
-        ArrayDeque<long[]> pieces = new ArrayDeque<>();
         localLengths.clear();
         for (ChunkId c : lengths.keySet()) {
             localLengths.put(c, ctx.storage().length(c));
         }
-        ArrayDeque<ChunkId> chunks = new ArrayDeque<>();
-        int piece = ctx.limits().copyPieceBytes();
-        total = 0;
+        List<CompletableFuture<Plan>> plans = new ArrayList<>();
         for (Map.Entry<ChunkId, Long> e : lengths.entrySet()) {
-            for (long off = 0; off < e.getValue(); off += piece) {
-                chunks.add(e.getKey());
-                long n = Math.min(piece, e.getValue() - off);
-                pieces.add(new long[]{off, n});
-                total += n;
-            }
+            plans.add(plan(e.getKey(), e.getValue()));
         }
-        report(true);
-        return next(chunks, pieces);
+        return CompletableFuture.allOf(plans.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            checkCurrent();
+            ArrayDeque<ChunkId> chunks = new ArrayDeque<>();
+            ArrayDeque<long[]> pieces = new ArrayDeque<>();
+            int piece = ctx.limits().copyPieceBytes();
+            total = 0;
+            int deltas = 0;
+            for (CompletableFuture<Plan> f : plans) {
+                Plan p = f.join();
+                if (p.delta()) {
+                    deltas++;
+                    for (ChunkChanges.Range r : p.changes().ranges()) {
+                        if (r.hole()) {
+                            chunks.add(p.chunk());
+                            pieces.add(new long[]{r.offset(), r.length(), TRIM});
+                            continue;
+                        }
+                        for (long off = r.offset(); off < r.offset() + r.length(); off += piece) {
+                            long n = Math.min(piece, r.offset() + r.length() - off);
+                            chunks.add(p.chunk());
+                            pieces.add(new long[]{off, n, COPY});
+                            total += n;
+                        }
+                    }
+                    continue;
+                }
+                for (long off = 0; off < p.length(); off += piece) {
+                    long n = Math.min(piece, p.length() - off);
+                    chunks.add(p.chunk());
+                    pieces.add(new long[]{off, n, COPY});
+                    total += n;
+                }
+            }
+            LOG.info("node {} group {}: {} chunk(s) to catch up, {} by delta, {} bytes to copy", ctx.nodeId(), view.id(),
+                    plans.size(), deltas, total);
+            ctx.metrics().catchUpPlannedBytes.increment(total);
+            report(true);
+            return next(chunks, pieces);
+        });
+    }
+
+    private static final long COPY = 0;
+    private static final long TRIM = 1;
+
+    /**
+     * A chunk this node held up to a known sequence when it started, and that the tail lists no
+     * shorter than this node's copy, is asked for its changes since; the tail answers "complete"
+     * only if its log holds all of them. Anything else is copied whole.
+     */
+    private CompletableFuture<Plan> plan(ChunkId chunk, long length) {
+        long since = ctx.storage().sequenceAtOpen(chunk);
+        Long atTail = tailLengths.get(chunk);
+        if (since <= 0 || atTail == null || localLengths.getOrDefault(chunk, 0L) > atTail) {
+            return CompletableFuture.completedFuture(new Plan(chunk, length, null));
+        }
+        return ctx.downstream().call(view.tail(), id -> new ChangesRequest(id, chain, chunk, since)).thenApply(resp -> {
+            try {
+                if (!resp.isOk()) {
+                    // An older tail without CHANGES, or it cannot tell: the whole chunk is always right.
+                    LOG.info("node {} group {}: CHANGES of {} at {}: {} {}; copying it whole", ctx.nodeId(), view.id(), chunk,
+                            view.tail(), resp.status(), resp.message());
+                    return new Plan(chunk, length, null);
+                }
+                return new Plan(chunk, length, ChunkChanges.decode(resp.data()));
+            } finally {
+                resp.data().release();
+            }
+        });
     }
 
     private CompletableFuture<Void> next(ArrayDeque<ChunkId> chunks, ArrayDeque<long[]> pieces) {
         if (pieces.isEmpty()) {
+            report(true);
             return CompletableFuture.completedFuture(null);
         }
         checkCurrent();
         ChunkId chunk = chunks.poll();
         long[] p = pieces.poll();
+        if (p[2] == TRIM) {
+            return replica.applyTrim(this, chunk, p[0], (int) p[1]).thenCompose(none -> next(chunks, pieces));
+        }
         // The allocation first, then the bytes: a change at the tail in between is forwarded here
         // too and lands after (or excludes) this piece, so the copy converges either way.
         // The node's copy budget (--copy-rate) paces catch-up and resync together.
@@ -177,7 +257,7 @@ final class CatchUp {
                 .thenCompose(bytes -> {
                     copied += bytes;
                     ctx.metrics().catchUpBytes.increment(bytes);
-                    report(pieces.isEmpty());
+                    report(false);
                     return next(chunks, pieces);
                 });
     }
@@ -189,11 +269,11 @@ final class CatchUp {
             return;
         }
         lastReportNanos = t;
-        ctx.groups().reportProgress(view.id(), ctx.nodeId(), new CatchUpProgress(copied, Math.max(total, copied)))
-                .whenComplete((v, err) -> {
-                    if (err != null) {
-                        LOG.debug("node {} group {}: catch-up progress not published: {}", ctx.nodeId(), view.id(), err.toString());
-                    }
+        CatchUpProgress progress = new CatchUpProgress(copied, Math.max(total, copied));
+        reports = reports.thenCompose(v -> ctx.groups().reportProgress(view.id(), ctx.nodeId(), progress))
+                .exceptionally(err -> {
+                    LOG.debug("node {} group {}: catch-up progress not published: {}", ctx.nodeId(), view.id(), err.toString());
+                    return null;
                 });
     }
 

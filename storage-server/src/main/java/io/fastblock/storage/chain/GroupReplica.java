@@ -113,6 +113,15 @@ final class GroupReplica {
         boolean fold = !position.tail() && (oldView == null || old.tail() || (!old.member() && !old.joining()));
         List<CompletableFuture<Void>> locals = List.copyOf(localInFlight);
         List<ChunkId> chunks = ctx.chunks().of(groupId);
+        // The log horizon (which changes a returning member can be told from the log): recorded on
+        // taking the tail position before any write is appended in it, dropped when leaving it.
+        if (position.tail()) {
+            long seed = chunks.isEmpty() && ctx.clock().current() == 0 ? 0
+                    : Math.max(ctx.clock().current(), System.currentTimeMillis() * 1000);
+            ctx.storage().enterTail(groupId, seed);
+        } else if (fold) {
+            ctx.storage().forgetTail(groupId);
+        }
         CompletableFuture<Void> barrier = transition.handle((ignored, err) -> null).thenCompose(ignored -> {
             if (!promote && !fold) {
                 return CompletableFuture.completedFuture(null);
@@ -307,7 +316,10 @@ final class GroupReplica {
             } else {
                 CompletableFuture<Void> stored = pos.durable()
                         ? ctx.storage().durable(groupId, w.chunk(), w.offset(), sequence, data.retainedDuplicate())
-                        : ctx.storage().inPlace(groupId, sequence, w.chunk(), w.offset(), data.retainedDuplicate());
+                        // A joining node tracks its forwarded writes as sequence 0: its chunks' recorded
+                        // sequences must not pass what it has copied (a delta after a cut-short catch-up).
+                        : ctx.storage().inPlace(groupId, pos.joining() ? 0 : sequence, w.chunk(), w.offset(),
+                        data.retainedDuplicate());
                 CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
                 CompletableFuture<Void> bounded = ctx.chunks().extend(groupId, w.chunk(), w.offset() + w.length());
                 local = registered.isDone() && !registered.isCompletedExceptionally() && bounded.isDone()
@@ -361,8 +373,8 @@ final class GroupReplica {
         ChunkId chunk = w.chunk();
         boolean whole = w.offset() == 0 && (w.length() >= ReplicaService.MAX_CHUNK_BYTES
                 || w.length() >= Math.max(ctx.chunks().bound(chunk), ctx.storage().length(chunk)));
-        CompletableFuture<Void> trimmed = ctx.storage().trim(groupId, chunk, w.offset(), w.length(), sequence,
-                pos.durable(), whole);
+        CompletableFuture<Void> trimmed = ctx.storage().trim(groupId, chunk, w.offset(), w.length(),
+                pos.joining() ? 0 : sequence, pos.durable(), whole);
         return whole ? CompletableFuture.allOf(trimmed, ctx.chunks().remove(groupId, chunk)) : trimmed;
     }
 
@@ -571,6 +583,32 @@ final class GroupReplica {
         data.release();
         long bytes = copied;
         return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).thenApply(v -> bytes);
+    }
+
+    /**
+     * Gives back a range the tail trimmed since this node last had the chunk (a delta catch-up),
+     * except where a forwarded write or trim landed since joining; ordered like {@link #applyCopy}.
+     * Block-aligned gaps are trimmed (unallocated, as at the tail); a gap a later write split off
+     * a block is written as zeros.
+     */
+    CompletableFuture<Long> applyTrim(CatchUp run, ChunkId chunk, long offset, int length) {
+        List<CompletableFuture<Void>> ops = new ArrayList<>();
+        synchronized (this) {
+            if (catchUp != run || fresh == null) {
+                return CompletableFuture.failedFuture(new CatchUp.Cancelled());
+            }
+            for (long[] gap : fresh.uncovered(chunk, offset, length)) {
+                CompletableFuture<Void> f;
+                if (gap[0] % 4096 == 0 && gap[1] % 4096 == 0) {
+                    f = ctx.storage().trim(groupId, chunk, gap[0], (int) gap[1], 0, false, false);
+                } else {
+                    f = ctx.storage().inPlace(groupId, 0, chunk, gap[0], io.netty.buffer.Unpooled.wrappedBuffer(new byte[(int) gap[1]]));
+                }
+                track(f);
+                ops.add(f);
+            }
+        }
+        return CompletableFuture.allOf(ops.toArray(CompletableFuture[]::new)).thenApply(v -> 0L);
     }
 
     private static final int BLOCK = ReplicaService.BLOCK;

@@ -130,6 +130,9 @@ public final class ReplicaService implements AutoCloseable {
         if (message instanceof ReadRequest r) {
             return read(r, alloc);
         }
+        if (message instanceof io.fastblock.protocol.ChangesRequest c) {
+            return changes(c, alloc);
+        }
         if (message instanceof CopyReadRequest c) {
             return copyRead(c, alloc);
         }
@@ -285,6 +288,23 @@ public final class ReplicaService implements AutoCloseable {
                 return StorageResponse.ok(c.requestId(), OpCode.COPY_READ, buf);
             });
         }).exceptionally(err -> failure(c.requestId(), OpCode.COPY_READ, err));
+    }
+
+    /** CHANGES: the tail tells a returning member which ranges of a chunk changed above its sequence. */
+    private CompletableFuture<StorageResponse> changes(io.fastblock.protocol.ChangesRequest c, ByteBufAllocator alloc) {
+        if (c.since() < 0) {
+            return done(StorageResponse.error(c.requestId(), OpCode.CHANGES, Status.BAD_REQUEST, "node " + nodeId
+                    + ": negative sequence " + c.since()));
+        }
+        long started = System.nanoTime();
+        GroupReplica replica = replica(c.chain().groupId());
+        return replica.ensureView(c.chain().chainVersion()).thenCompose(v -> {
+            replica.admitCopySource(c.chain().chainVersion());
+            return ctx.storage().changedSince(c.chain().groupId(), c.chunk(), c.since()).thenApply(changes -> {
+                ctx.metrics().latency("changes", "tail").record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+                return StorageResponse.ok(c.requestId(), OpCode.CHANGES, changes.encode(alloc));
+            });
+        }).exceptionally(err -> failure(c.requestId(), OpCode.CHANGES, err));
     }
 
     private CompletableFuture<StorageResponse> chunkList(ChunkListRequest l, ByteBufAllocator alloc) {

@@ -77,6 +77,53 @@ public class ReplicaStorage {
         return CompletableFuture.allOf(logged, placed);
     }
 
+    /**
+     * This node takes (or keeps, after a restart) the tail position of the group: records the log
+     * horizon {@code sequence} unless one is recorded (every later write of the group is appended to
+     * the log). Failing to record it only costs returning members whole copies.
+     */
+    public void enterTail(int groupId, long sequence) {
+        try {
+            log.horizonIfAbsent(groupId, sequence);
+        } catch (IOException e) {
+            org.slf4j.LoggerFactory.getLogger(ReplicaStorage.class).warn("group {}: log horizon not recorded: {}", groupId,
+                    e.toString());
+        }
+    }
+
+    /** This node is not (or no longer) the group's tail: its log stops telling the group's history. */
+    public void forgetTail(int groupId) {
+        try {
+            log.dropHorizon(groupId);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot drop the log horizon of group " + groupId, e);
+        }
+    }
+
+    /**
+     * The tail's answer to "what changed in this chunk above {@code since}": complete only if
+     * the log's horizon for the group is at or below {@code since} (the log holds every change
+     * above it); otherwise the asker copies the whole chunk.
+     */
+    public CompletableFuture<io.fastblock.protocol.ChunkChanges> changedSince(int groupId, ChunkId chunk, long since) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                long horizon = log.horizon(groupId);
+                if (since <= 0 || horizon < 0 || horizon > since) {
+                    return io.fastblock.protocol.ChunkChanges.UNKNOWN;
+                }
+                return new io.fastblock.protocol.ChunkChanges(true, log.changedSince(chunk, since));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }, blocking);
+    }
+
+    /** The sequence up to which this node held every write of the chunk when it started (0: unknown). */
+    public long sequenceAtOpen(ChunkId chunk) {
+        return chunks.sequenceAtOpen(chunk);
+    }
+
     /** The allocated ranges of {@code [offset, offset + length)} of this replica's copy for its position. */
     public CompletableFuture<io.fastblock.protocol.Extents> extents(ChunkId chunk, long offset, long length, boolean tail) {
         if (tail && layout == TailLayout.LOG) {

@@ -16,6 +16,11 @@ public final class SequenceClock {
         return last.updateAndGet(prev -> Math.max(prev + 1, now));
     }
 
+    /** The highest sequence this node has assigned or seen (0 right after a start). */
+    public long current() {
+        return last.get();
+    }
+
     public void observe(long sequence) {
         last.accumulateAndGet(sequence, Math::max);
     }

@@ -136,6 +136,14 @@ public final class ChunkStore implements Closeable {
     private final Object dirtyLock = new Object();
     private final Object flushLock = new Object();
     private final ConcurrentHashMap<ChunkId, Tracked> dirty = new ConcurrentHashMap<>();
+    /**
+     * The clean chunks' forced sequences, durably ({@code applied.0/1}): saved when chunks turn
+     * clean and at a clean close, so a restarted node knows, per chunk, that it holds every write
+     * of the chunk up to that sequence, and a returning member copies only what is newer.
+     */
+    private final DirtyChunks applied;
+    /** Per chunk, the sequence this node held everything up to when the store opened (see {@link #sequenceAtOpen}). */
+    private final java.util.Map<ChunkId, Long> sequencesAtOpen = new ConcurrentHashMap<>();
     /** The highest sequence forced for chunks that are clean now, to seed their next dirty entry. */
     private final ConcurrentHashMap<ChunkId, Long> forced = new ConcurrentHashMap<>();
     /** The group each chunk was last written for (from writes since start and the dirty record), for repair and scrub. */
@@ -163,13 +171,21 @@ public final class ChunkStore implements Closeable {
             files.syncDirectory(dataDir);
         }
         this.record = DirtyChunks.open(root, files);
+        DirtyChunks sequences = null;
         try {
-            this.toResync = recover(record.lastState());
+            DirtyChunks.State last = record.lastState();
+            sequences = DirtyChunks.open(root, files, "applied");
+            loadSequences(last, sequences.lastState());
+            this.toResync = recover(last);
         } catch (IOException | RuntimeException e) {
             closeOpenFiles();
             record.close();
+            if (sequences != null) {
+                sequences.close();
+            }
             throw e;
         }
+        this.applied = sequences;
         AtomicInteger n = new AtomicInteger();
         this.stripes = new ExecutorService[ioThreads];
         for (int i = 0; i < ioThreads; i++) {
@@ -192,6 +208,45 @@ public final class ChunkStore implements Closeable {
                 LOG.warn("periodic chunk flush failed: {}", e.toString());
             }
         }, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Seeds the clean chunks' sequences from the applied record. A chunk that was dirty at an
+     * unclean stop is left out (what it holds is not known by sequence: it resyncs or is copied
+     * whole), and so is a chunk whose file is gone.
+     */
+    private void loadSequences(DirtyChunks.State last, DirtyChunks.State sequences) {
+        java.util.Set<ChunkId> unsure = new java.util.HashSet<>();
+        if (!last.clean()) {
+            for (DirtyChunks.Entry e : last.dirty()) {
+                unsure.add(e.chunk());
+            }
+        }
+        for (DirtyChunks.Entry e : sequences.dirty()) {
+            if (e.forcedSequence() > 0 && !unsure.contains(e.chunk()) && Files.exists(fileOf(e.chunk()))) {
+                forced.put(e.chunk(), e.forcedSequence());
+                sequencesAtOpen.put(e.chunk(), e.forcedSequence());
+                if (e.groupId() != UNKNOWN_GROUP) {
+                    groupOf.put(e.chunk(), e.groupId());
+                }
+            }
+        }
+    }
+
+    /**
+     * The sequence up to which this node held every write of {@code chunk} when the store opened
+     * (it was clean then), or 0 if unknown. A joining node asks its tail only for what changed
+     * above it. Writes applied since carry on from there (a joining node applies its forwarded
+     * writes with sequence 0, so a catch-up cut short never records more than it copied).
+     */
+    public long sequenceAtOpen(ChunkId chunk) {
+        return sequencesAtOpen.getOrDefault(chunk, 0L);
+    }
+
+    private List<DirtyChunks.Entry> cleanEntries() {
+        List<DirtyChunks.Entry> out = new ArrayList<>();
+        forced.forEach((c, seq) -> out.add(new DirtyChunks.Entry(c, groupOf.getOrDefault(c, UNKNOWN_GROUP), seq, 0)));
+        return out;
     }
 
     /** After an unclean shutdown: rebuild the checksums of the chunks that were dirty and hold them for resync. */
@@ -770,6 +825,7 @@ public final class ChunkStore implements Closeable {
                 }));
             }
             IOException failed = null;
+            boolean turnedClean = false;
             synchronized (dirtyLock) {
                 for (int i = 0; i < chunks.size(); i++) {
                     ChunkId c = chunks.get(i);
@@ -789,6 +845,7 @@ public final class ChunkStore implements Closeable {
                         // Idle for a whole interval and forced: clean.
                         dirty.remove(c);
                         forced.put(c, r[1]);
+                        turnedClean = true;
                     } else {
                         // Still being written: it stays recorded (forced up to r[1]), so its next write
                         // costs no record save; a power loss then resyncs at most a little more.
@@ -797,6 +854,11 @@ public final class ChunkStore implements Closeable {
                     }
                 }
                 record.save(false, entries());
+                if (turnedClean) {
+                    // After the dirty record: a crash between the two leaves the chunk clean without
+                    // a recorded sequence, which only costs a whole copy, never a missed write.
+                    applied.save(true, cleanEntries());
+                }
             }
             if (failed != null) {
                 throw failed;
@@ -851,6 +913,19 @@ public final class ChunkStore implements Closeable {
                             left.add(e);
                         }
                     }
+                    // Everything is forced now: every chunk not in resync is clean up to its latest sequence.
+                    java.util.Set<ChunkId> held = new java.util.HashSet<>();
+                    for (DirtyChunks.Entry e : left) {
+                        held.add(e.chunk());
+                    }
+                    dirty.forEach((c, t) -> {
+                        if (!held.contains(c)) {
+                            forced.put(c, t.latestSequence);
+                        } else {
+                            forced.remove(c);
+                        }
+                    });
+                    applied.save(true, cleanEntries());
                     record.save(left.isEmpty(), left);
                 }
             }
@@ -859,6 +934,11 @@ public final class ChunkStore implements Closeable {
         }
         closed = true;
         closeOpenFiles();
+        try {
+            applied.close();
+        } catch (IOException ignored) {
+            // closing on shutdown: nothing more to do
+        }
         try {
             record.close();
         } catch (IOException ignored) {

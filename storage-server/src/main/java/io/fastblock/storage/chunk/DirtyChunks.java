@@ -67,10 +67,15 @@ public final class DirtyChunks implements Closeable {
 
     /** Opens (creating if needed) the record in {@code dir}; {@link #lastState} tells what the previous run left. */
     public static DirtyChunks open(Path dir, FileIoFactory files) throws IOException {
+        return open(dir, files, "dirty");
+    }
+
+    /** The same two-slot record under another name ({@code name.0}, {@code name.1}), for another list of chunks. */
+    public static DirtyChunks open(Path dir, FileIoFactory files, String name) throws IOException {
         DirtyChunks d = new DirtyChunks(files.bootId());
         try {
             for (int i = 0; i < 2; i++) {
-                d.slots[i] = files.open(dir.resolve("dirty." + i), true);
+                d.slots[i] = files.open(dir.resolve(name + "." + i), true);
             }
             files.syncDirectory(dir);
         } catch (IOException | RuntimeException e) {

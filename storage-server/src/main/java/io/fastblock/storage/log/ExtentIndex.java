@@ -147,6 +147,36 @@ public final class ExtentIndex implements Closeable {
     }
 
     /** The log position up to which every record is in the index, or null for a fresh index. */
+    private static byte[] horizonKey(int groupId) {
+        return ("horizon/" + groupId).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * The group's log horizon: every write of the group with a sequence above it is in this
+     * index (see {@link LogStore#horizon}); -1 when none is recorded.
+     */
+    public long horizon(int groupId) throws IOException {
+        try {
+            byte[] v = db.get(meta, horizonKey(groupId));
+            return v == null ? -1 : ByteBuffer.wrap(v).getLong();
+        } catch (RocksDBException e) {
+            throw new IOException("cannot read the log horizon of group " + groupId + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Records (or with a negative value removes) the group's horizon, durably before it returns. */
+    public void setHorizon(int groupId, long sequence) throws IOException {
+        try (WriteOptions synced = new WriteOptions().setSync(true)) {
+            if (sequence < 0) {
+                db.delete(meta, synced, horizonKey(groupId));
+            } else {
+                db.put(meta, synced, horizonKey(groupId), ByteBuffer.allocate(8).putLong(sequence).array());
+            }
+        } catch (RocksDBException e) {
+            throw new IOException("cannot record the log horizon of group " + groupId + ": " + e.getMessage(), e);
+        }
+    }
+
     public LogPosition checkpoint() throws IOException {
         try {
             byte[] v = db.get(meta, CHECKPOINT_KEY);

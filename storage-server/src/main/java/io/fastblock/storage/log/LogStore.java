@@ -220,6 +220,51 @@ public final class LogStore implements Closeable {
         return out.build();
     }
 
+    /**
+     * The group's log horizon: this log holds every write of the group with a sequence above it
+     * (recorded when the node takes the tail position, dropped when it leaves it and folds);
+     * -1 if unknown. A delta "everything newer than s" can be answered from the index alone iff
+     * {@code 0 <= horizon <= s}.
+     */
+    public long horizon(int groupId) throws IOException {
+        return index.horizon(groupId);
+    }
+
+    /** Records the horizon unless one is recorded already (a restarted tail keeps its own). */
+    public synchronized void horizonIfAbsent(int groupId, long sequence) throws IOException {
+        if (index.horizon(groupId) < 0) {
+            index.setHorizon(groupId, sequence);
+        }
+    }
+
+    /** Forgets the group's horizon (its extents are folded away: the log no longer tells the history). */
+    public synchronized void dropHorizon(int groupId) throws IOException {
+        index.setHorizon(groupId, -1);
+    }
+
+    /**
+     * The chunk's ranges written or trimmed by records with a sequence above {@code since}, in
+     * offset order, adjacent ranges of the same kind merged. A merged extent carries the highest
+     * sequence of its records, so this may name more than changed, never less.
+     */
+    public List<io.fastblock.protocol.ChunkChanges.Range> changedSince(ChunkId chunk, long since) throws IOException {
+        List<io.fastblock.protocol.ChunkChanges.Range> out = new ArrayList<>();
+        for (Extent e : index.find(chunk, 0, Long.MAX_VALUE / 2)) {
+            if (e.sequence() <= since) {
+                continue;
+            }
+            io.fastblock.protocol.ChunkChanges.Range last = out.isEmpty() ? null : out.get(out.size() - 1);
+            if (last != null && last.hole() == e.isHole() && last.offset() + last.length() == e.chunkOffset()
+                    && (long) last.length() + e.length() <= Integer.MAX_VALUE) {
+                out.set(out.size() - 1, new io.fastblock.protocol.ChunkChanges.Range(last.offset(), last.length() + e.length(),
+                        last.hole()));
+            } else {
+                out.add(new io.fastblock.protocol.ChunkChanges.Range(e.chunkOffset(), e.length(), e.isHole()));
+            }
+        }
+        return out;
+    }
+
     public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
         return CompletableFuture.supplyAsync(() -> {
             try {
