@@ -177,6 +177,10 @@ class FastblockClient:
     def delete_export(self, name: str, initiator: str) -> None:
         self._request("DELETE", "/v1/volumes/" + _segment(name) + "/exports/" + _segment(initiator))
 
+    def get_lease(self, name: str) -> dict[str, Any]:
+        """The volume's write lease as it stands (holder, epoch, expiresAt), without taking it."""
+        return self._request("GET", "/v1/volumes/" + _segment(name) + "/lease")
+
     def drain_node(self, node_id: str) -> dict[str, Any]:
         return self._request("POST", "/v1/nodes/" + _segment(node_id) + "/drain", {})
 
