@@ -170,6 +170,14 @@ final class ChunkFile implements Closeable {
      * is left alone so the block stays visibly bad until it is repaired from another replica.
      */
     void write(long offset, ByteBuffer[] src) throws IOException {
+        write(offset, src, true);
+    }
+
+    /**
+     * As {@link #write(long, ByteBuffer[])}; with {@code allocate} false the allocation map is left
+     * alone (a repair restores bytes, it does not write anything new).
+     */
+    void write(long offset, ByteBuffer[] src, boolean allocate) throws IOException {
         int length = 0;
         for (ByteBuffer b : src) {
             length += b.remaining();
@@ -181,7 +189,9 @@ final class ChunkFile implements Closeable {
         long last = (offset + length - 1) / BLOCK;
         int count = (int) (last - first + 1);
         // Allocated before the data lands (see AllocationMap's crash rules).
-        map.set(first, count, true);
+        if (allocate) {
+            map.set(first, count, true);
+        }
         ByteBuffer span = scratch(count * BLOCK);
         int[] old = null;
         boolean[] keepBad = null;

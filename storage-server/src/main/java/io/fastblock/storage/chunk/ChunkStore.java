@@ -663,7 +663,8 @@ public final class ChunkStore implements Closeable {
                     if (watch.touches(at, at + ChunkFile.BLOCK) || f.verify(at / ChunkFile.BLOCK, 1).isEmpty()) {
                         continue;
                     }
-                    f.write(at, new ByteBuffer[]{good.nioBuffer(good.readerIndex() + i * ChunkFile.BLOCK, ChunkFile.BLOCK)});
+                    f.write(at, new ByteBuffer[]{good.nioBuffer(good.readerIndex() + i * ChunkFile.BLOCK, ChunkFile.BLOCK)},
+                            false);
                     repaired += ChunkFile.BLOCK;
                 }
                 if (repaired > 0) {

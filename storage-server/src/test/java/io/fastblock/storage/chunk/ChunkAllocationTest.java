@@ -110,6 +110,25 @@ class ChunkAllocationTest {
     }
 
     @Test
+    void aRepairRestoresBytesWithoutAllocatingTheBlock() throws Exception {
+        try (ChunkStore s = new ChunkStore(dir, 2)) {
+            write(s, 0, bytes(16 * K, 4));
+            trim(s, 4 * K, 4 * K);
+            Extents before = s.extents(C, 0, 16 * K);
+            // Bit rot inside the trimmed (zero, unallocated) block.
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(s.fileOf(C),
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.wrap(new byte[] {1}), 5000);
+            }
+            assertEquals(List.of(new BlockRange(4 * K, 4 * K)), s.verifyAsync(C, 0, 4).get(10, TimeUnit.SECONDS));
+            ChunkStore.WriteWatch w = s.watch(C);
+            assertEquals(4 * K, s.repairAsync(w, 4 * K, Unpooled.wrappedBuffer(new byte[4 * K])).get(10, TimeUnit.SECONDS));
+            assertEquals(List.of(), s.verifyAsync(C, 0, 4).get(10, TimeUnit.SECONDS));
+            assertEquals(before, s.extents(C, 0, 16 * K), "the repaired block is still not allocated");
+        }
+    }
+
+    @Test
     void aChunkFileFromBeforeMapsCountsEveryBlockItSpansAsAllocated() throws Exception {
         try (ChunkStore s = new ChunkStore(dir, 2)) {
             write(s, 0, bytes(10 * K, 3));
