@@ -311,9 +311,9 @@ final class ChunkFile implements Closeable {
     /**
      * Gives back blocks {@code [offset, offset + length)} (block-aligned): afterwards they read as
      * zeros and are not allocated. A range reaching the end of the data file cuts the file (its
-     * space returns); an interior range is overwritten with zeros, because Java cannot punch holes:
-     * the bytes read and count right, but the filesystem keeps those blocks until the chunk is cut
-     * or removed.
+     * space returns); an interior range of at least {@link io.fastblock.storage.io.HolePunch#MIN_BYTES}
+     * becomes a hole (its blocks return), a smaller one is overwritten with zeros: it reads and
+     * counts right but keeps its blocks until the chunk is cut or removed.
      */
     void trim(long offset, long length) throws IOException {
         if (offset % BLOCK != 0 || length % BLOCK != 0) {
@@ -329,11 +329,8 @@ final class ChunkFile implements Closeable {
                     sums.truncate(sumBytes);
                 }
             } else {
-                ByteBuffer zeros = ByteBuffer.allocateDirect(Math.min((int) length, 1 << 20));
-                for (long at = offset; at < end; at += zeros.capacity()) {
-                    int n = (int) Math.min(zeros.capacity(), end - at);
-                    data.writeFully(zeros.duplicate().limit(n), at);
-                }
+                // Large ranges become holes where the file layer can punch them (see io.HolePunch).
+                data.zeroRange(offset, length);
                 // 0 is the "never written" checksum, right for zeros.
                 ByteBuffer none = ByteBuffer.allocate((int) Math.min(length / BLOCK * 4, 1 << 16));
                 long sumEnd = Math.min(end / BLOCK * 4, sums.size());

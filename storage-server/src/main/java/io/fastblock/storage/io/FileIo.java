@@ -46,6 +46,18 @@ public interface FileIo extends Closeable {
         return true;
     }
 
+    /**
+     * Makes {@code [position, position + length)} read as zeros, giving its disk blocks back where
+     * the file layer can (the file keeps its size). Like a write: durable only after {@link #force}.
+     */
+    default void zeroRange(long position, long length) throws IOException {
+        ByteBuffer zeros = ByteBuffer.allocateDirect((int) Math.min(length, 1 << 20));
+        for (long at = position; at < position + length; at += zeros.capacity()) {
+            int n = (int) Math.min(zeros.capacity(), position + length - at);
+            writeFully(zeros.duplicate().limit(n), at);
+        }
+    }
+
     /** Writes all of {@code src} at {@code position}. */
     default void writeFully(ByteBuffer src, long position) throws IOException {
         long at = position;

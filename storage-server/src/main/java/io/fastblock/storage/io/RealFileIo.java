@@ -54,6 +54,18 @@ public final class RealFileIo implements FileIo {
         return channel.write(src, position);
     }
 
+    /** Large ranges become holes (their blocks return to the filesystem); small ones, or without fallocate, zeros. */
+    @Override
+    public void zeroRange(long position, long length) throws IOException {
+        long end = Math.min(position + length, channel.size());
+        if (end <= position) {
+            return;
+        }
+        if (end - position < HolePunch.MIN_BYTES || !HolePunch.punch(path, position, end - position)) {
+            FileIo.super.zeroRange(position, end - position);
+        }
+    }
+
     @Override
     public void force(boolean metadata) throws IOException {
         channel.force(metadata);

@@ -92,6 +92,23 @@ class ChunkAllocationTest {
     }
 
     @Test
+    void aLargeInteriorTrimGivesItsDiskBlocksBack() throws Exception {
+        byte[] data = bytes(8 << 20, 6);
+        try (ChunkStore s = new ChunkStore(dir, 2)) {
+            write(s, 0, data);
+            s.flush();
+            long before = io.fastblock.storage.io.DiskUsage.allocatedBytes(s.fileOf(C));
+            trim(s, 1 << 20, 4 << 20);
+            s.flush();
+            long after = io.fastblock.storage.io.DiskUsage.allocatedBytes(s.fileOf(C));
+            assertTrue(before - after >= (4 << 20) - 65536, "4 MiB went back: " + before + " -> " + after);
+            java.util.Arrays.fill(data, 1 << 20, 5 << 20, (byte) 0);
+            assertArrayEquals(data, read(s, C, 0, data.length));
+            assertEquals(new Extents.Builder().add(0, 1 << 20).add(5 << 20, 3 << 20).build(), s.extents(C, 0, 16 << 20));
+        }
+    }
+
+    @Test
     void aWholeTrimDeletesEveryFileOfTheChunk() throws Exception {
         try (ChunkStore s = new ChunkStore(dir, 2)) {
             write(s, 0, bytes(16 * K, 2));
