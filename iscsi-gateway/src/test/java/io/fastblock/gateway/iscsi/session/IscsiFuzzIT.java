@@ -109,6 +109,14 @@ class IscsiFuzzIT {
             assertEquals(0, server.openDeviceCount(), "every device was closed");
         }
         assertArrayEquals(pattern, Files.readAllBytes(protectedImage), "the protected volume is byte-identical");
+        // and the comparison means something: the fuzzed sessions' writes did land, on their own volume
+        byte[] fuzzed = Files.readAllBytes(dir.resolve("fuzz.img"));
+        long written = 0;
+        for (byte b : fuzzed) {
+            written += b != 0 ? 1 : 0;
+        }
+        System.out.printf("fuzz: %d non-zero bytes written to the fuzzed volume%n", written);
+        assertTrue(written > 0, "no fuzzed write reached the fuzzed volume: the isolation check saw no writes");
     }
 
     static void loginAndClearUa(TestInitiator ini, String target, int isid) throws IOException {
