@@ -262,7 +262,7 @@ public final class FastVolume implements BlockDevice {
     }
 
     private CompletableFuture<Void> unmapInChunk(long index, long within, long length, long start) {
-        return chunks.lookup(index).thenCompose(route -> {
+        return routeWithRetry(() -> chunks.lookup(index), 0, start).thenCompose(route -> {
             if (route.isEmpty()) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -306,7 +306,7 @@ public final class FastVolume implements BlockDevice {
         long index = pos / info.chunkSize();
         long chunkStart = index * info.chunkSize();
         long to = Math.min(end, chunkStart + info.chunkSize());
-        return chunks.lookup(index).thenCompose(route -> {
+        return routeWithRetry(() -> chunks.lookup(index), 0, System.nanoTime()).thenCompose(route -> {
             if (route.isEmpty()) {
                 ProvisioningMap.add(out, pos, to, false);
                 return statusFrom(to, end, out, asked);
@@ -426,7 +426,7 @@ public final class FastVolume implements BlockDevice {
 
     private CompletableFuture<ByteBuf> readSlice(ChunkSlice s, AccessPattern pattern, int attempt, long start,
                                                  Set<String> tried) {
-        return chunks.lookup(s.chunkIndex()).thenCompose((Optional<ChunkRoute> found) -> {
+        return routeWithRetry(() -> chunks.lookup(s.chunkIndex()), attempt, start).thenCompose((Optional<ChunkRoute> found) -> {
             if (found.isEmpty()) {
                 metrics.zeroFill(s.length());
                 return CompletableFuture.completedFuture(alloc.directBuffer(s.length(), s.length()).writeZero(s.length()));
@@ -499,7 +499,7 @@ public final class FastVolume implements BlockDevice {
     /** Writes {@code s} of {@code data} to the chain's head; with {@code data} null, trims it instead. */
     private CompletableFuture<Void> writeSlice(ChunkSlice s, ByteBuf data, int base, int attempt, long start) {
         String op = data == null ? "trim" : "write";
-        return chunks.allocate(s.chunkIndex()).thenCompose(route -> {
+        return routeWithRetry(() -> chunks.allocate(s.chunkIndex()), attempt, start).thenCompose(route -> {
             Replica head = route.head();
             // Resending after a timeout or a lost connection is safe: the same bytes (or the same
             // trim) at the same offset (SCSI leaves overlapping concurrent writes undefined, so
@@ -548,6 +548,35 @@ public final class FastVolume implements BlockDevice {
                     })
                     .thenCompose(f -> f);
         });
+    }
+
+    /**
+     * A chunk's route from the namenode, asked again while the volume request's budget lasts when
+     * the namenode cannot answer (overloaded, failing over, 5xx): like a storage node, a namenode
+     * hiccup during a chain repair must not reach the initiator. Other answers (404, 507) are final.
+     */
+    private <R> CompletableFuture<R> routeWithRetry(java.util.function.Supplier<CompletableFuture<R>> ask, int attempt,
+                                                    long start) {
+        CompletableFuture<R> asked;
+        try {
+            asked = ask.get();
+        } catch (RuntimeException e) {
+            asked = CompletableFuture.failedFuture(e);
+        }
+        return asked.handle((route, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(route);
+            }
+            Throwable t = NamenodeClient.unwrap(err);
+            boolean transient_ = t instanceof NamenodeUnavailableException
+                    || (t instanceof NamenodeException ne && ne.httpStatus() >= 500 && ne.httpStatus() != 507);
+            if (!transient_ || !mayRetry(Failures.Action.RETRY, attempt, start)) {
+                return CompletableFuture.<R>failedFuture(Failures.toDeviceException(t));
+            }
+            metrics.retry("namenode");
+            LOG.debug("chunk route not available ({}), asking again", t.toString());
+            return later(attempt, () -> routeWithRetry(ask, attempt + 1, start));
+        }).thenCompose(f -> f);
     }
 
     /** Rare (a chain repair, an overload), and what an operator asks about afterwards: how long the initiator waited. */

@@ -493,13 +493,41 @@ class FastVolumeTest {
     }
 
     @Test
-    void namenodeUnreachableMakesTheVolumeUnavailable() {
+    void namenodeUnreachableForTheWholeBudgetMakesTheVolumeUnavailable() {
+        ClientSettings shortBudget = new ClientSettings(Duration.ofMillis(100), 1000, Duration.ofMillis(5),
+                Duration.ofMillis(300), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
+        FastVolume v = volume(cluster, shortBudget);
         cluster.namenodeFailure = new NamenodeUnavailableException("down", null);
-        assertEquals(Reason.UNAVAILABLE, failure(volume.read(0, 512)).reason());
+        assertEquals(Reason.UNAVAILABLE, failure(v.read(0, 512)).reason());
         ByteBuf buf = Unpooled.directBuffer(512).writeZero(512);
         toRelease.add(buf);
-        assertEquals(Reason.UNAVAILABLE, failure(volume.write(0, buf)).reason());
+        assertEquals(Reason.UNAVAILABLE, failure(v.write(0, buf)).reason());
         assertEquals(1, buf.refCnt());
+        assertTrue(cluster.lookups.get() + cluster.allocations.get() > 2, "the namenode was asked again");
+    }
+
+    @Test
+    void aNamenodeThatCannotAnswerForAMomentIsAskedAgainWithinTheBudget() throws Exception {
+        ClientSettings patient = new ClientSettings(Duration.ofSeconds(1), 1000, Duration.ofMillis(5),
+                Duration.ofSeconds(9), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
+        FastVolume v = volume(cluster, patient);
+        cluster.namenodeFailure = new NamenodeUnavailableException("failing over", null);
+        java.util.concurrent.ScheduledExecutorService later = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try {
+            later.schedule(() -> cluster.namenodeFailure = null, 200, TimeUnit.MILLISECONDS);
+            byte[] data = pattern(4096, 31);
+            ByteBuf buf = Unpooled.directBuffer(4096).writeBytes(data);
+            toRelease.add(buf);
+            v.write(CHUNK, buf).get(5, TimeUnit.SECONDS); // allocation asked again until the namenode answers
+            assertArrayEquals(data, read(CHUNK, 4096));
+        } finally {
+            later.shutdownNow();
+        }
+        cluster.namenodeFailure = new NamenodeException(404, "VOLUME_NOT_FOUND", "gone");
+        volume.chunkMap().clear();
+        long t0 = System.nanoTime();
+        assertEquals(Reason.UNAVAILABLE, failure(volume.read(0, 512)).reason());
+        assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0) < 5, "a 404 is final, not retried");
     }
 
     @Test
