@@ -142,7 +142,7 @@ public final class StorageServer implements AutoCloseable {
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 ownLog(), workers,
                 metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
-        storage.withRepairingReads(integrity.readRepair()::read, groups);
+        storage.withRepairingReads(integrity.readRepair(), groups);
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
                 metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter);
         // Recorded fences are in force before the first request is served.

@@ -218,7 +218,7 @@ public final class ReplicaService implements AutoCloseable {
             // With extents: the allocation is taken before the bytes, both on this replica's copy;
             // a write landing in between shows in the bytes and, at worst, not yet in the list.
             CompletableFuture<Extents> allocation = r.wantsExtents()
-                    ? ctx.storage().extents(r.chunk(), r.offset(), r.length(), pos.tail())
+                    ? ctx.storage().extents(r.chain(), r.chunk(), r.offset(), r.length(), pos.tail())
                     : CompletableFuture.completedFuture(null);
             return allocation.thenCompose(extents -> ctx.storage().read(r.chain(), r.chunk(), r.offset(), r.length(),
                     pos.tail(), alloc).thenApply(buf -> {
@@ -248,7 +248,7 @@ public final class ReplicaService implements AutoCloseable {
             // Allocation is metadata: not under the lease fence, so a resyncing or joining replica
             // (which holds no lease) can ask the tail, like COPY_READ.
             ChainPosition pos = replica.admitRead(e.chain().chainVersion());
-            return ctx.storage().extents(e.chunk(), e.offset(), e.length(), pos.tail());
+            return ctx.storage().extents(e.chain(), e.chunk(), e.offset(), e.length(), pos.tail());
         }).thenApply(extents -> {
             metrics.extentsRequests.increment();
             ByteBuf out = alloc.buffer(extents.encodedSize());

@@ -124,16 +124,28 @@ public class ReplicaStorage {
         return chunks.sequenceAtOpen(chunk);
     }
 
-    /** The allocated ranges of {@code [offset, offset + length)} of this replica's copy for its position. */
-    public CompletableFuture<io.fastblock.protocol.Extents> extents(ChunkId chunk, long offset, long length, boolean tail) {
+    /**
+     * The allocated ranges of {@code [offset, offset + length)} of this replica's copy for its
+     * position. A chunk still resyncing after a power loss is answered by the tail (through the
+     * repairing reads, when set); a tail waits for its own resync.
+     */
+    public CompletableFuture<io.fastblock.protocol.Extents> extents(io.fastblock.protocol.ChainAddress chain, ChunkId chunk,
+                                                                    long offset, long length, boolean tail) {
         if (tail && layout == TailLayout.LOG) {
-            return CompletableFuture.supplyAsync(() -> {
+            return chunks.whenResynced(chunk).thenApplyAsync(v -> {
                 try {
                     return log.extents(chunk, offset, length);
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
             }, blocking);
+        }
+        RepairingReads r = repairing;
+        if (chunks.isResyncing(chunk)) {
+            if (!tail && r != null) {
+                return r.extents(groups, chain, chunk, offset, (int) length);
+            }
+            return chunks.whenResynced(chunk).thenCompose(v -> chunks.extentsAsync(chunk, offset, length));
         }
         return chunks.extentsAsync(chunk, offset, length);
     }
@@ -142,6 +154,10 @@ public class ReplicaStorage {
     public interface RepairingReads {
         CompletableFuture<ByteBuf> read(GroupLookup groups, io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset,
                                         int length, ByteBufAllocator alloc);
+
+        /** The allocation of a chunk whose local copy is resyncing, from the group's tail. */
+        CompletableFuture<io.fastblock.protocol.Extents> extents(GroupLookup groups, io.fastblock.protocol.ChainAddress chain,
+                                                                 ChunkId chunk, long offset, int length);
     }
 
     private volatile RepairingReads repairing;

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * <p>The good copy is fetched with the client's own chain address (chain version and lease
  * epoch), so the remote replica applies the same fences it would to the client.
  */
-public final class ReadRepair {
+public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStorage.RepairingReads {
     private static final Logger LOG = LoggerFactory.getLogger(ReadRepair.class);
     /** Remote reads are split into pieces no larger than this (well under a frame's data limit). */
     static final int PIECE = 4 << 20;
@@ -61,6 +61,24 @@ public final class ReadRepair {
      * with the group taken from {@code groups} (the caller has just checked the request's chain
      * version against it, so the cached record is current).
      */
+    /**
+     * The allocation of a chunk whose local copy is resyncing: the tail's (EXTENTS is outside the
+     * lease fence), or this node's own once resynced if it is the tail.
+     */
+    @Override
+    public CompletableFuture<io.fastblock.protocol.Extents> extents(io.fastblock.storage.chain.GroupLookup groups,
+                                                                    ChainAddress chain, ChunkId chunk, long offset, int length) {
+        GroupRecord g = groups.cached(chain.groupId());
+        if (g == null || g.tail().equals(nodeId) || !chunks.isResyncing(chunk)) {
+            return chunks.whenResynced(chunk).thenCompose(v -> chunks.extentsAsync(chunk, offset, length));
+        }
+        metrics.remoteReads.increment();
+        return peers.extents(g.tail(), chain, chunk, offset, length).thenCompose(e -> e != null
+                ? CompletableFuture.completedFuture(e)
+                : chunks.whenResynced(chunk).thenCompose(v -> chunks.extentsAsync(chunk, offset, length)));
+    }
+
+    @Override
     public CompletableFuture<ByteBuf> read(io.fastblock.storage.chain.GroupLookup groups, ChainAddress chain, ChunkId chunk,
                                            long offset, int length, ByteBufAllocator alloc) {
         GroupRecord g = groups.cached(chain.groupId());

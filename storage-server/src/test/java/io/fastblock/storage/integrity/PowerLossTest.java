@@ -89,6 +89,9 @@ class PowerLossTest {
             StorageServer again = chain.server(victim);
             // Reads during the resync are answered, correctly, whether or not it has finished.
             for (int c = 0; c < CHUNKS.size(); c++) {
+                // So is the allocation (from the tail while the local map is not trusted yet).
+                assertEquals(m.extents(c), chain.extents(victim, CHUNKS.get(c), 0, CHUNK_BYTES), "extents of chunk " + c
+                        + " at " + victim + " during its resync");
                 assertArrayEquals(model[c], chain.read(victim, CHUNKS.get(c), 0, CHUNK_BYTES), "chunk " + c + " at " + victim);
             }
             again.integrity().resynced().get(60, TimeUnit.SECONDS);
