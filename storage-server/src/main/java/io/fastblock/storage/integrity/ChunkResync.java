@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
  * up to the dirty record's end bound (a power loss may have shortened the local file).
  * A chunk whose tail cannot be reached is retried until it can.
  *
- * <p>Not yet done: fetching only the tail's log records above the chunk's forced sequence
- * (the entry carries it) instead of the whole chunk.
+ * <p>A chunk whose entry carries a forced sequence (everything up to it was on disk here) asks
+ * the tail which ranges changed above it (CHANGES); when the tail's log can tell, only those
+ * ranges are copied (counted in {@code resyncedByDelta}), else the whole chunk.
  */
 public final class ChunkResync implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkResync.class);
@@ -182,12 +183,23 @@ public final class ChunkResync implements AutoCloseable {
                         .thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
             }
             ChainAddress chain = new ChainAddress(g.id(), g.chainVersion(), 0);
+            Source source = (off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n);
+            AllocationSource allocation = (off, n) -> peers.extents(g.tail(), chain, chunk, off, n);
             return peers.length(g.tail(), chain, chunk).thenCompose(tailLength -> {
                 long local = sizeOf(chunk);
                 // Past the tail's end the chunk must read as zeros too: copying zeros over a longer local tail does that.
                 long end = Math.max(tailLength, local);
-                return copy((off, n) -> peers.copyRead(g.tail(), chain, chunk, off, n),
-                        (off, n) -> peers.extents(g.tail(), chain, chunk, off, n), chunk, 0, end);
+                if (e.forcedSequence() <= 0 || local > tailLength) {
+                    return copy(source, allocation, chunk, 0, end);
+                }
+                // Everything up to the forced sequence is on disk here: the tail's log may name what came after.
+                return peers.changes(g.tail(), chain, chunk, e.forcedSequence()).thenCompose(changes -> {
+                    if (!changes.complete()) {
+                        return copy(source, allocation, chunk, 0, end);
+                    }
+                    metrics.resyncedByDelta.increment();
+                    return copyRanges(source, allocation, chunk, changes.ranges(), 0);
+                });
             }).thenCompose(bytes -> chunks.finishResync(chunk).thenApply(v -> bytes));
         });
     }
@@ -216,6 +228,17 @@ public final class ChunkResync implements AutoCloseable {
      * here since the resync began keep their state. A source that cannot tell (null) leaves the
      * allocation as the copy made it.
      */
+    /** Copies each changed range (a trimmed one too: the tail's zeros and allocation come with it). */
+    private CompletableFuture<Long> copyRanges(Source source, AllocationSource allocation, ChunkId chunk,
+                                               java.util.List<io.fastblock.protocol.ChunkChanges.Range> ranges, int i) {
+        if (i >= ranges.size()) {
+            return CompletableFuture.completedFuture(0L);
+        }
+        io.fastblock.protocol.ChunkChanges.Range r = ranges.get(i);
+        return copy(source, allocation, chunk, r.offset(), r.offset() + r.length())
+                .thenCompose(n -> copyRanges(source, allocation, chunk, ranges, i + 1).thenApply(rest -> rest + n));
+    }
+
     private CompletableFuture<Long> copy(Source source, AllocationSource allocation, ChunkId chunk, long from, long end) {
         if (from >= end) {
             return CompletableFuture.completedFuture(0L);

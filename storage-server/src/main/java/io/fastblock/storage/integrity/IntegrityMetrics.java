@@ -18,6 +18,8 @@ public final class IntegrityMetrics {
     public final Counter scrubbedChunks;
     public final Counter scrubPasses;
     public final Counter resyncedChunks;
+    /** Resynced chunks for which only the tail's changes above the forced sequence were copied. */
+    public final Counter resyncedByDelta;
     public final Counter resyncedBytes;
     private final AtomicLong lastFullPass = new AtomicLong();
     private final AtomicLong resyncPending = new AtomicLong();
@@ -31,6 +33,8 @@ public final class IntegrityMetrics {
         scrubbedChunks = Counter.builder("fastblock.scrub.chunks").register(registry);
         scrubPasses = Counter.builder("fastblock.scrub.passes").description("full passes over every chunk").register(registry);
         resyncedChunks = Counter.builder("fastblock.resync.chunks").description("chunks brought back in line with their tail").register(registry);
+        resyncedByDelta = Counter.builder("fastblock.resync.delta.chunks")
+                .description("resynced chunks copied only where the tail's log named changes").register(registry);
         resyncedBytes = Counter.builder("fastblock.resync.bytes").register(registry);
         Gauge.builder("fastblock.scrub.last.full.pass", lastFullPass, AtomicLong::get)
                 .description("end of the last full scrub pass, epoch milliseconds (0: none yet)").register(registry);

@@ -79,6 +79,19 @@ public final class NetworkReplicaReader implements ReplicaReader, AutoCloseable 
     }
 
     @Override
+    public CompletableFuture<io.fastblock.protocol.ChunkChanges> changes(String nodeId, ChainAddress chain, ChunkId chunk,
+                                                                         long since) {
+        return send(nodeId, id -> new io.fastblock.protocol.ChangesRequest(id, chain, chunk, since)).thenApply(r -> {
+            ByteBuf d = data(nodeId, r);
+            try {
+                return io.fastblock.protocol.ChunkChanges.decode(d);
+            } finally {
+                d.release();
+            }
+        });
+    }
+
+    @Override
     public CompletableFuture<Long> length(String nodeId, ChainAddress chain, ChunkId chunk) {
         return send(nodeId, id -> new ChunkListRequest(id, chain)).thenApply(r -> {
             ByteBuf d = data(nodeId, r);

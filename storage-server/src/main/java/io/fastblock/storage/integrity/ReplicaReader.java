@@ -27,4 +27,13 @@ public interface ReplicaReader {
                                                                      long offset, int length) {
         return CompletableFuture.completedFuture(null);
     }
+
+    /**
+     * Which ranges of the chunk changed above {@code since} at the node (its tail), from its log
+     * (CHANGES); {@link io.fastblock.protocol.ChunkChanges#UNKNOWN} if it cannot tell.
+     */
+    default CompletableFuture<io.fastblock.protocol.ChunkChanges> changes(String nodeId, ChainAddress chain, ChunkId chunk,
+                                                                          long since) {
+        return CompletableFuture.completedFuture(io.fastblock.protocol.ChunkChanges.UNKNOWN);
+    }
 }

@@ -100,6 +100,12 @@ class PowerLossTest {
             System.out.printf("%s: %.0f chunk(s) resynced, %.0f bytes copied, %.0f reads answered remotely%n", victim, resynced,
                     again.integrity().metrics().resyncedBytes.count(), again.integrity().metrics().remoteReads.count());
             assertTrue(resynced > 0, "the victim had chunks written since its checkpoint");
+            double byDelta = again.integrity().metrics().resyncedByDelta.count();
+            System.out.printf("%s: %.0f chunk(s) resynced by delta from the tail's log%n", victim, byDelta);
+            if (!victim.equals("c")) {
+                // Head and middle knew a forced sequence for each dirty chunk and the tail's log holds everything above it.
+                assertTrue(byDelta > 0, "head/middle resync used the tail's log delta");
+            }
 
             // The chain takes writes again, and every replica holds every acknowledged byte.
             writeRound(chain, r, m, 20);
