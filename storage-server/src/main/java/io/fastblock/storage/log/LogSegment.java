@@ -3,10 +3,10 @@ package io.fastblock.storage.log;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
+import io.fastblock.storage.io.FileIo;
+import io.fastblock.storage.io.FileIoFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -17,14 +17,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LogSegment implements Closeable {
     private final long number;
     private final Path path;
-    private final FileChannel channel;
+    /** Through the node's file layer, so a simulated power loss drops the log's unforced tail too. */
+    private final FileIo channel;
+    private final FileIoFactory files;
     private long size;
     private final AtomicInteger refs = new AtomicInteger(1);
 
-    private LogSegment(long number, Path path, FileChannel channel, long size) {
+    private LogSegment(long number, Path path, FileIo channel, FileIoFactory files, long size) {
         this.number = number;
         this.path = path;
         this.channel = channel;
+        this.files = files;
         this.size = size;
     }
 
@@ -33,9 +36,18 @@ public final class LogSegment implements Closeable {
     }
 
     public static LogSegment open(Path logDir, long number) throws IOException {
+        return open(logDir, number, FileIoFactory.real());
+    }
+
+    public static LogSegment open(Path logDir, long number, FileIoFactory files) throws IOException {
         Path p = pathOf(logDir, number);
-        FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        return new LogSegment(number, p, ch, ch.size());
+        FileIo ch = files.open(p, true);
+        try {
+            return new LogSegment(number, p, ch, files, ch.size());
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
     }
 
     public long number() {
@@ -118,7 +130,7 @@ public final class LogSegment implements Closeable {
         if (refs.decrementAndGet() == 0) {
             channel.close();
             if (deleteWhenFree) {
-                Files.deleteIfExists(path);
+                files.delete(path);
             }
         }
     }

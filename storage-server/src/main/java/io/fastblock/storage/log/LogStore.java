@@ -68,9 +68,14 @@ public final class LogStore implements Closeable {
 
     private LogStore(Path dataDir, long segmentSize, StorageMetrics metrics, int readThreads, BaseFiles base,
                      long reservedSpace) throws IOException {
+        this(dataDir, segmentSize, metrics, readThreads, base, reservedSpace, io.fastblock.storage.io.FileIoFactory.real());
+    }
+
+    private LogStore(Path dataDir, long segmentSize, StorageMetrics metrics, int readThreads, BaseFiles base,
+                     long reservedSpace, io.fastblock.storage.io.FileIoFactory files) throws IOException {
         this.metrics = metrics;
         this.base = base;
-        this.segments = new SegmentSet(dataDir.resolve("log"), segmentSize);
+        this.segments = new SegmentSet(dataDir.resolve("log"), segmentSize, files);
         this.space = new DiskSpace(segments.dir(), reservedSpace);
         ExtentIndex idx = ExtentIndex.open(dataDir.resolve("index"));
         this.index = idx;
@@ -112,7 +117,17 @@ public final class LogStore implements Closeable {
      */
     public static LogStore open(Path dataDir, long segmentSize, StorageMetrics metrics, BaseFiles base, long reservedSpace)
             throws IOException {
-        return new LogStore(dataDir, segmentSize, metrics, 2, base, reservedSpace);
+        return open(dataDir, segmentSize, metrics, base, reservedSpace, io.fastblock.storage.io.FileIoFactory.real());
+    }
+
+    /**
+     * As above, with the segments opened through {@code files} (power-loss tests drop what the log
+     * did not fsync). The RocksDB index cannot go through it; it never runs ahead of the log's
+     * durable records (a batch is indexed only after its fsync) and replay rebuilds what it lacks.
+     */
+    public static LogStore open(Path dataDir, long segmentSize, StorageMetrics metrics, BaseFiles base, long reservedSpace,
+                                io.fastblock.storage.io.FileIoFactory files) throws IOException {
+        return new LogStore(dataDir, segmentSize, metrics, 2, base, reservedSpace, files);
     }
 
     public RecoveryReport recovery() {

@@ -17,20 +17,27 @@ final class SegmentSet implements Closeable {
     private final long segmentSize;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
 
+    private final io.fastblock.storage.io.FileIoFactory files;
+
     SegmentSet(Path dir, long segmentSize) throws IOException {
+        this(dir, segmentSize, io.fastblock.storage.io.FileIoFactory.real());
+    }
+
+    SegmentSet(Path dir, long segmentSize, io.fastblock.storage.io.FileIoFactory files) throws IOException {
         this.dir = dir;
         this.segmentSize = segmentSize;
+        this.files = files;
         Files.createDirectories(dir);
         List<Long> numbers = new ArrayList<>();
-        try (Stream<Path> files = Files.list(dir)) {
-            files.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+\\.seg"))
+        try (Stream<Path> listed = Files.list(dir)) {
+            listed.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+\\.seg"))
                     .forEach(n -> numbers.add(Long.parseLong(n.substring(0, n.length() - 4))));
         }
         for (long n : numbers) {
-            segments.put(n, LogSegment.open(dir, n));
+            segments.put(n, LogSegment.open(dir, n, files));
         }
         if (segments.isEmpty()) {
-            segments.put(1L, LogSegment.open(dir, 1));
+            segments.put(1L, LogSegment.open(dir, 1, files));
             syncDir();
         }
     }
@@ -79,7 +86,7 @@ final class SegmentSet implements Closeable {
     LogSegment forAppend(long recordBytes) throws IOException {
         LogSegment active = active();
         if (active.size() > 0 && active.size() + recordBytes > segmentSize) {
-            LogSegment next = LogSegment.open(dir, active.number() + 1);
+            LogSegment next = LogSegment.open(dir, active.number() + 1, files);
             segments.put(next.number(), next);
             syncDir();
             return next;
@@ -92,16 +99,14 @@ final class SegmentSet implements Closeable {
         for (LogSegment s : new ArrayList<>(segments.tailMap(number, false).values())) {
             segments.remove(s.number());
             s.close();
-            Files.deleteIfExists(s.path());
+            files.delete(s.path());
         }
         syncDir();
     }
 
     private void syncDir() throws IOException {
         // A new segment's name must be durable too, or an fsynced record can vanish with its file.
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        }
+        files.syncDirectory(dir);
     }
 
     @Override

@@ -96,6 +96,13 @@ final class ThreeNodeChain implements AutoCloseable {
         return dropped;
     }
 
+    /** The node's disk already lost power (an armed power loss struck): stop it, power on, restart on the same files. */
+    void restartAfterPowerLoss(String id) throws Exception {
+        servers.remove(id).close();
+        disks.get(id).powerOn();
+        start(id);
+    }
+
     StorageResponse write(ChunkId chunk, long offset, byte[] data) throws Exception {
         return client("a").send(rid -> new WriteRequest(rid, 0, CHAIN, chunk, offset, 0, Unpooled.wrappedBuffer(data)))
                 .get(30, TimeUnit.SECONDS);

@@ -56,6 +56,13 @@ public final class FaultInjectingFileIo implements FileIo {
         private int powerLosses;
         private long forces;
 
+        private int lastLogWritesDropped;
+
+        /** Unforced writes to log segments ({@code *.seg}) the last power loss took away. */
+        public synchronized int lastLogWritesDropped() {
+            return lastLogWritesDropped;
+        }
+
         public Factory(long seed) {
             this.random = new Random(seed);
         }
@@ -125,6 +132,7 @@ public final class FaultInjectingFileIo implements FileIo {
             }
             open.clear();
             int undone = 0;
+            int undoneInLog = 0;
             for (var e : files.entrySet()) {
                 List<Undo> undo = e.getValue().undo;
                 if (undo.isEmpty() || !Files.exists(e.getKey())) {
@@ -139,6 +147,9 @@ public final class FaultInjectingFileIo implements FileIo {
                             ch.truncate(u.oldSize);
                         }
                         undone++;
+                        if (e.getKey().getFileName().toString().endsWith(".seg")) {
+                            undoneInLog++;
+                        }
                     }
                     if (tear == Tear.LAST_WRITE && last != null && last.file.equals(e.getKey())) {
                         int keep = tornPrefix(last.position, last.data.length);
@@ -159,7 +170,9 @@ public final class FaultInjectingFileIo implements FileIo {
             }
             unsyncedNames.clear();
             last = null;
-            return undone + " unforced writes dropped, " + removed + " unsynced files removed";
+            lastLogWritesDropped = undoneInLog;
+            return undone + " unforced writes dropped (" + undoneInLog + " in log segments), " + removed
+                    + " unsynced files removed";
         }
 
         /**
@@ -186,6 +199,36 @@ public final class FaultInjectingFileIo implements FileIo {
         }
 
         /** Power returns: files can be opened again (by the restarted node). */
+        private String armedSuffix;
+        private Tear armedTear;
+        private String armedResult;
+
+        /**
+         * Arms a power loss that strikes at the next {@link FileIo#force} of a file whose name ends
+         * with {@code suffix}, before that force reaches the disk: exactly the writes it was about to
+         * make durable are lost (the log's group commit in flight, for {@code ".seg"}).
+         */
+        public synchronized void powerLossAtNextForceOf(String suffix, Tear tear) {
+            armedSuffix = suffix;
+            armedTear = tear;
+            armedResult = null;
+        }
+
+        /** What the armed power loss dropped, or null while it has not struck. */
+        public synchronized String armedPowerLossResult() {
+            return armedResult;
+        }
+
+        /** Called under the factory's lock by a force: strikes the armed power loss if it matches. */
+        boolean strikeArmed(Path file) throws IOException {
+            if (armedSuffix == null || !file.getFileName().toString().endsWith(armedSuffix)) {
+                return false;
+            }
+            armedSuffix = null;
+            armedResult = powerLoss(armedTear);
+            return true;
+        }
+
         public synchronized void powerOn() {
             down = false;
         }
@@ -278,6 +321,9 @@ public final class FaultInjectingFileIo implements FileIo {
     public void force(boolean metadata) throws IOException {
         synchronized (factory) {
             check();
+            if (factory.strikeArmed(path)) {
+                throw new IOException("power lost during fsync of " + path);
+            }
             channel.force(metadata);
             factory.recordForce(state);
         }
