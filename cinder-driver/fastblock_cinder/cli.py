@@ -78,6 +78,40 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--host", help="the compute host (informational)")
     export.set_defaults(handler=_volume_export)
 
+    clone = volume_commands.add_parser("clone", help="create a volume sharing another's data (instant)", parents=[common])
+    clone.add_argument("name", help="the new volume's name")
+    clone.add_argument("--from", dest="source", required=True, metavar="VOLUME[/SNAPSHOT]",
+                       help="a snapshot (VOLUME/SNAPSHOT) or a volume (its data as of now)")
+    clone.add_argument("--size", help="larger than the source's (default: the source's size)")
+    clone.add_argument("--portal", default=DEFAULT_PORTAL, help=f"iSCSI portal HOST:PORT for the printed URL (default {DEFAULT_PORTAL})")
+    clone.set_defaults(handler=_volume_clone)
+
+    revert = volume_commands.add_parser("revert", help="revert a volume to its latest snapshot", parents=[common])
+    revert.add_argument("name")
+    revert.add_argument("--snapshot", required=True, help="the volume's latest snapshot")
+    revert.set_defaults(handler=_volume_revert)
+
+    extend = volume_commands.add_parser("extend", help="grow a volume (also while attached)", parents=[common])
+    extend.add_argument("name")
+    extend.add_argument("--size", required=True, help="the new size, larger than the current one (e.g. 20G)")
+    extend.set_defaults(handler=_volume_extend)
+
+    snapshot = commands.add_parser("snapshot", help="create, list and delete snapshots of a volume", parents=[common])
+    snapshot_commands = snapshot.add_subparsers(dest="snapshot_command", metavar="ACTION", required=True)
+    snap_create = snapshot_commands.add_parser("create", help="take a crash-consistent snapshot (instant)", parents=[common])
+    snap_create.add_argument("volume")
+    snap_create.add_argument("name", help="snapshot name: lower-case letters, digits, '.' and '-'")
+    snap_create.add_argument("--id", help="client id: repeating the command with it does not make a second snapshot")
+    snap_create.set_defaults(handler=_snapshot_create)
+    snap_list = snapshot_commands.add_parser("list", help="a volume's snapshots, oldest first", parents=[common])
+    snap_list.add_argument("volume")
+    snap_list.set_defaults(handler=_snapshot_list)
+    snap_delete = snapshot_commands.add_parser("delete", help="delete a snapshot (clones made from it keep working)",
+                                               parents=[common])
+    snap_delete.add_argument("volume")
+    snap_delete.add_argument("name")
+    snap_delete.set_defaults(handler=_snapshot_delete)
+
     status = commands.add_parser("status", help="nodes, replication groups, repair progress and capacity", parents=[common])
     status.set_defaults(handler=_status)
 
@@ -195,6 +229,71 @@ def _volume_export(client: FastblockClient, args: argparse.Namespace, out: TextI
             print(f"  mutual:  user {chap.get('targetUser')} secret {chap.get('targetSecret')}", file=out)
     else:
         print("  chap:    none", file=out)
+
+
+def _volume_clone(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    size = None if args.size is None else _local_size("--size", args.size)
+    volume_name, slash, snapshot_name = args.source.partition("/")
+    if not volume_name or (slash and not snapshot_name):
+        raise UsageError(f"--from: expected VOLUME or VOLUME/SNAPSHOT, got {args.source!r}")
+    if slash:
+        volume = client.clone_volume(args.name, source_snapshot=(volume_name, snapshot_name), size=size)
+    else:
+        volume = client.clone_volume(args.name, source_volume=volume_name, size=size)
+    url = iscsi_url(args.portal, volume)
+    if as_json:
+        _print_json(out, {**volume, "url": url})
+        return
+    print(f"created volume {volume.get('name', args.name)} from {args.source}", file=out)
+    _print_volume(out, volume, url)
+
+
+def _volume_revert(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    volume = client.revert_volume(args.name, args.snapshot)
+    if as_json:
+        _print_json(out, volume)
+        return
+    print(f"reverted volume {args.name} to snapshot {args.snapshot}", file=out)
+
+
+def _volume_extend(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    volume = client.extend_volume(args.name, _local_size("--size", args.size))
+    if as_json:
+        _print_json(out, volume)
+        return
+    print(f"extended volume {args.name} to {_size_or_unknown(volume.get('size'))}", file=out)
+
+
+def _snapshot_create(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    snap = client.create_snapshot(args.volume, args.name, args.id)
+    if as_json:
+        _print_json(out, snap)
+        return
+    print(f"created snapshot {args.volume}/{snap.get('name', args.name)} "
+          f"({_size_or_unknown(snap.get('size'))}, {snap.get('createdAt', '?')})", file=out)
+
+
+def _snapshot_list(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    snaps = client.list_snapshots(args.volume)
+    if as_json:
+        _print_json(out, {"snapshots": snaps})
+        return
+    if not snaps:
+        print(f"volume {args.volume} has no snapshots", file=out)
+        return
+    rows = [("NAME", "SIZE", "CREATED", "STATE")]
+    for snap in snaps:
+        rows.append((str(snap.get("name", "?")), _size_or_unknown(snap.get("size")), str(snap.get("createdAt", "?")),
+                     str(snap.get("state", "?"))))
+    _print_table(out, rows)
+
+
+def _snapshot_delete(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
+    client.delete_snapshot(args.volume, args.name)
+    if as_json:
+        _print_json(out, {"deleted": f"{args.volume}/{args.name}"})
+        return
+    print(f"deleted snapshot {args.volume}/{args.name}", file=out)
 
 
 def _nodes_list(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:

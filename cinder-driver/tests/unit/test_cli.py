@@ -296,3 +296,71 @@ def test_token_flag_and_env_are_sent_as_bearer(namenode, capsys, monkeypatch):
     assert namenode.requests[-1]["headers"]["Authorization"] == "Bearer env-token"
     run(capsys, "--namenode", namenode.url, "status", "--token", "wins")
     assert namenode.requests[-1]["headers"]["Authorization"] == "Bearer wins"
+
+
+# --- snapshots, clones, revert, extend (contract B) ----------------------------------------------
+
+
+def _volume(namenode, capsys, name="vol1", size="1G"):
+    code, _, err = run(capsys, "--namenode", namenode.url, "volume", "create", name, "--size", size)
+    assert (code, err) == (0, "")
+
+
+def test_snapshot_create_list_delete(namenode, capsys):
+    _volume(namenode, capsys)
+    code, out, err = run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s1", "--id", "uuid-1")
+    assert (code, err) == (0, "")
+    assert out.startswith("created snapshot vol1/s1 (1 GiB")
+    assert json.loads(namenode.requests[-1]["body"]) == {"name": "s1", "id": "uuid-1"}
+    assert namenode.requests[-1]["path"] == "/v1/volumes/vol1/snapshots"
+    run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s2")
+    code, out, _ = run(capsys, "--namenode", namenode.url, "snapshot", "list", "vol1")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "SIZE", "CREATED", "STATE"]
+    assert [line.split()[0] for line in lines[1:]] == ["s1", "s2"]
+    code, out, _ = run(capsys, "--namenode", namenode.url, "--json", "snapshot", "list", "vol1")
+    assert [s["name"] for s in json.loads(out)["snapshots"]] == ["s1", "s2"]
+    code, out, _ = run(capsys, "--namenode", namenode.url, "snapshot", "delete", "vol1", "s1")
+    assert (code, out) == (0, "deleted snapshot vol1/s1\n")
+    assert namenode.requests[-1]["method"] == "DELETE"
+
+
+def test_snapshot_errors_are_reported_with_their_code(namenode, capsys):
+    _volume(namenode, capsys)
+    run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s1")
+    code, _, err = run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s1")
+    assert code == 1 and err.startswith("fastblock: error: SNAPSHOT_EXISTS: ")
+    code, _, err = run(capsys, "--namenode", namenode.url, "volume", "delete", "vol1")
+    assert code == 1 and err.startswith("fastblock: error: VOLUME_HAS_SNAPSHOTS: ")
+    code, out, _ = run(capsys, "--namenode", namenode.url, "snapshot", "list", "vol1")
+    assert code == 0 and "s1" in out
+
+
+def test_clone_from_snapshot_and_from_volume(namenode, capsys):
+    _volume(namenode, capsys)
+    run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s1")
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "clone", "c1", "--from", "vol1/s1")
+    assert (code, err) == (0, "")
+    assert out.startswith("created volume c1 from vol1/s1\n")
+    assert "iscsi://127.0.0.1:3260/iqn.2026-11.io.fastblock:c1/0" in out
+    assert json.loads(namenode.requests[-1]["body"]) == {"name": "c1", "source": {"snapshot": "vol1/s1"}}
+    code, _, _ = run(capsys, "--namenode", namenode.url, "volume", "clone", "c2", "--from", "vol1", "--size", "2G")
+    assert code == 0
+    assert json.loads(namenode.requests[-1]["body"]) == {"name": "c2", "source": {"volume": "vol1"}, "size": 2 * GiB}
+    code, _, err = run(capsys, "--namenode", namenode.url, "volume", "clone", "c3", "--from", "vol1/")
+    assert code == 2 and "--from: expected VOLUME or VOLUME/SNAPSHOT" in err
+
+
+def test_revert_and_extend(namenode, capsys):
+    _volume(namenode, capsys)
+    run(capsys, "--namenode", namenode.url, "snapshot", "create", "vol1", "s1")
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "revert", "vol1", "--snapshot", "s1")
+    assert (code, out, err) == (0, "reverted volume vol1 to snapshot s1\n", "")
+    assert json.loads(namenode.requests[-1]["body"]) == {"snapshot": "s1"}
+    code, out, err = run(capsys, "--namenode", namenode.url, "volume", "extend", "vol1", "--size", "3G")
+    assert (code, err) == (0, "")
+    assert out == "extended volume vol1 to 3 GiB\n"
+    assert json.loads(namenode.requests[-1]["body"]) == {"size": 3 * GiB}
+    code, _, err = run(capsys, "--namenode", namenode.url, "volume", "extend", "vol1", "--size", "big")
+    assert code == 2 and "--size" in err

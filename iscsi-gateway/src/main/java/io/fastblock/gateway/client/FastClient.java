@@ -174,14 +174,20 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
 
     /** A block device for a volume already described by the namenode; its writes take the volume's write lease. */
     public FastVolume volume(VolumeInfo info) {
-        ChunkMapCache cache = new ChunkMapCache(info.name(), namenode, settings.unallocatedTtl());
-        FastVolume v = new FastVolume(info, cache, storage, settings, new ClientMetrics(registry, info.name()),
-                PooledByteBufAllocator.DEFAULT, namenode.executor());
+        VolumeWatch watch = new VolumeWatch(namenode, info.name(), settings.unallocatedTtl());
+        // Every map names its layer: an allocation for a layer a snapshot sealed is refused (STALE_LAYER).
+        FastVolume v = new FastVolume(info, watch.cache(info.topLayer(), true), storage, settings,
+                new ClientMetrics(registry, info.name()), PooledByteBufAllocator.DEFAULT, namenode.executor());
         v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost, timers.leaseRenewal()));
         QosRegistry.Handle limits = qos.acquire(info.name());
         v.useAdmission(limits.throttle(), limits);
+        v.useLayers(watch);
+        watch.start(v, leaseTimer, VOLUME_POLL);
         return v;
     }
+
+    /** How soon an open volume notices an extend (unit attention) or a new top layer. */
+    static final java.time.Duration VOLUME_POLL = java.time.Duration.ofSeconds(2);
 
     public NamenodeClient namenode() {
         return namenode;

@@ -34,8 +34,14 @@ import org.slf4j.LoggerFactory;
  */
 public final class FastVolume implements BlockDevice {
     private static final Logger LOG = LoggerFactory.getLogger(FastVolume.class);
-    private final VolumeInfo info;
-    private final ChunkMapCache chunks;
+    private volatile VolumeInfo info;
+    /** The volume's layers and their chunk maps; replaced whole when a snapshot, clone or revert moves the top. */
+    private volatile LayerStack layers;
+    private volatile LayerSource layerSource;
+    private final LayeredReads layeredReads;
+    /** Orders read-modify-writes of partial 4 KiB blocks on layered volumes (in 4 KiB units). */
+    private final io.fastblock.gateway.scsi.LbaRangeLocks blockLocks = new io.fastblock.gateway.scsi.LbaRangeLocks();
+    private final List<Runnable> capacityListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final StorageTransport storage;
     private final ClientSettings settings;
     private final ClientMetrics metrics;
@@ -56,7 +62,8 @@ public final class FastVolume implements BlockDevice {
             throw new IllegalArgumentException("bad volume geometry: " + info);
         }
         this.info = info;
-        this.chunks = chunks;
+        this.layers = LayerStack.single(info.topLayer(), chunks);
+        this.layeredReads = new LayeredReads(storage, alloc, settings, () -> leaseEpoch);
         this.storage = storage;
         this.settings = settings;
         this.metrics = metrics;
@@ -92,8 +99,81 @@ public final class FastVolume implements BlockDevice {
         return info;
     }
 
+    /** The chunk map of the layer writes go to. */
     public ChunkMapCache chunkMap() {
-        return chunks;
+        return layers.topMap();
+    }
+
+    public LayerStack layers() {
+        return layers;
+    }
+
+    /**
+     * Where this volume learns its layers from (the namenode): with it, a volume with lower layers
+     * reads through them, and a write refused by a sealed layer follows the volume to its new top.
+     * Installs {@link #info()}'s stack at once.
+     */
+    public void useLayers(LayerSource source) {
+        this.layerSource = source;
+        install(info);
+    }
+
+    /**
+     * The namenode's current view of the volume (polled, or asked after a sealed layer refused a
+     * write): a new layer stack is installed, a larger size announced to capacity listeners.
+     */
+    public void refreshed(VolumeInfo fresh) {
+        install(fresh);
+    }
+
+    private void install(VolumeInfo fresh) {
+        boolean grew;
+        synchronized (this) {
+            LayerStack current = layers;
+            LayerSource source = layerSource;
+            if (source != null && !fresh.layers().equals(current.ids())) {
+                java.util.Map<Long, ChunkMapCache> maps = new java.util.HashMap<>(current.reusableFor(fresh.layers()));
+                for (long layer : fresh.layers()) {
+                    maps.computeIfAbsent(layer, l -> source.cache(l, l == fresh.topLayer()));
+                }
+                layers = new LayerStack(fresh.layers(), maps);
+                LOG.info("volume {}: {} (was {})", fresh.name(), layers, current.ids());
+            }
+            grew = fresh.size() > info.size();
+            if (grew) {
+                info = new VolumeInfo(info.id(), info.name(), fresh.size(), info.blockSize(), info.chunkSize(),
+                        info.iqn(), info.state(), info.createdAt(), fresh.allocatedChunks(), fresh.layers());
+            }
+        }
+        if (grew) {
+            LOG.info("volume {} grew to {} bytes", fresh.name(), fresh.size());
+            for (Runnable r : capacityListeners) {
+                r.run();
+            }
+        }
+    }
+
+    @Override
+    public void onCapacityChange(Runnable listener) {
+        capacityListeners.add(listener);
+    }
+
+    /**
+     * A write was refused by a sealed layer (or an allocation named one): asks the namenode whether
+     * the volume's top moved since {@code seen}. True when writes should go again to the new top.
+     */
+    private CompletableFuture<Boolean> followLayers(LayerStack seen) {
+        LayerSource source = layerSource;
+        if (layers.top() != seen.top()) {
+            return CompletableFuture.completedFuture(true);
+        }
+        if (source == null) {
+            return CompletableFuture.completedFuture(false);
+        }
+        return source.refresh().thenApply(fresh -> {
+            install(fresh);
+            return layers.top() != seen.top();
+        });
     }
 
     /** The lease epoch sent with every request (0 until the write lease is taken, and without a lease). */
@@ -133,7 +213,7 @@ public final class FastVolume implements BlockDevice {
      * gateway writes now). Writes fail FENCED from then on through the lease itself.
      */
     public void leaseLost(String reason) {
-        chunks.clear();
+        layers.topMap().clear();
     }
 
     @Override
@@ -151,8 +231,12 @@ public final class FastVolume implements BlockDevice {
         @SuppressWarnings("unchecked")
         CompletableFuture<ByteBuf>[] parts = new CompletableFuture[slices.size()];
         long start = System.nanoTime();
+        LayerStack st = layers;
         for (int i = 0; i < parts.length; i++) {
-            parts[i] = readSlice(slices.get(i), pattern, 0, start, Set.of());
+            ChunkSlice s = slices.get(i);
+            // One layer: the fast path. Lower layers: each block from the topmost layer holding it.
+            parts[i] = st.layered() ? layeredReads.read(st, s.chunkIndex(), s.offsetInChunk(), s.length())
+                    : readSlice(st, s, pattern, 0, start, Set.of());
         }
         CompletableFuture<ByteBuf> result = new CompletableFuture<>();
         CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
@@ -262,7 +346,7 @@ public final class FastVolume implements BlockDevice {
     }
 
     private CompletableFuture<Void> unmapInChunk(long index, long within, long length, long start) {
-        return routeWithRetry(() -> chunks.lookup(index), 0, start).thenCompose(route -> {
+        return routeWithRetry(() -> anyLayerHas(layers, index), 0, start).thenCompose(route -> {
             if (route.isEmpty()) {
                 return CompletableFuture.completedFuture(null);
             }
@@ -306,10 +390,17 @@ public final class FastVolume implements BlockDevice {
         long index = pos / info.chunkSize();
         long chunkStart = index * info.chunkSize();
         long to = Math.min(end, chunkStart + info.chunkSize());
-        return routeWithRetry(() -> chunks.lookup(index), 0, System.nanoTime()).thenCompose(route -> {
+        LayerStack st = layers;
+        return routeWithRetry(() -> anyLayerHas(st, index), 0, System.nanoTime()).thenCompose(route -> {
             if (route.isEmpty()) {
                 ProvisioningMap.add(out, pos, to, false);
                 return statusFrom(to, end, out, asked);
+            }
+            if (st.layered()) {
+                // Some layer holds data in this chunk: reported mapped as a whole (never "deallocated",
+                // which would promise zeros where a lower layer's data shows through).
+                ProvisioningMap.add(out, pos, to, true);
+                return statusFrom(to, end, out, asked + 1);
             }
             return extentsOf(route.get(), index, pos - chunkStart, (int) (to - pos), 0).thenCompose(allocated -> {
                 ProvisioningMap.append(out, chunkStart, pos, to, allocated);
@@ -323,10 +414,10 @@ public final class FastVolume implements BlockDevice {
                                                  int member) {
         if (member >= route.members().size()) {
             return CompletableFuture.failedFuture(new DeviceException(DeviceException.Reason.IO_ERROR,
-                    "no member of chunk " + new ChunkId(info.id(), index) + "'s chain answered EXTENTS"));
+                    "no member of chunk " + new ChunkId(layers.top(), index) + "'s chain answered EXTENTS"));
         }
         Replica r = route.members().get(member);
-        return storage.extents(r.address(), chainOf(route), new ChunkId(info.id(), index), offsetInChunk, length)
+        return storage.extents(r.address(), chainOf(route), new ChunkId(layers.top(), index), offsetInChunk, length)
                 .handle((resp, err) -> {
                     if (err == null && resp.isOk()) {
                         try {
@@ -389,6 +480,10 @@ public final class FastVolume implements BlockDevice {
         return CompletableFuture.completedFuture(null);
     }
 
+    public boolean isClosed() {
+        return closed;
+    }
+
     @Override
     public void close() {
         closed = true;
@@ -409,7 +504,7 @@ public final class FastVolume implements BlockDevice {
         if (l != null && l.state() != VolumeLease.State.NONE) {
             l.lose("storage rejected epoch " + leaseEpoch + " (" + where + ")");
         } else {
-            chunks.clear();
+            layers.topMap().clear();
         }
     }
 
@@ -424,8 +519,9 @@ public final class FastVolume implements BlockDevice {
         return null;
     }
 
-    private CompletableFuture<ByteBuf> readSlice(ChunkSlice s, AccessPattern pattern, int attempt, long start,
-                                                 Set<String> tried) {
+    private CompletableFuture<ByteBuf> readSlice(LayerStack st, ChunkSlice s, AccessPattern pattern, int attempt,
+                                                 long start, Set<String> tried) {
+        ChunkMapCache chunks = st.topMap();
         return routeWithRetry(() -> chunks.lookup(s.chunkIndex()), attempt, start).thenCompose((Optional<ChunkRoute> found) -> {
             if (found.isEmpty()) {
                 metrics.zeroFill(s.length());
@@ -435,7 +531,7 @@ public final class FastVolume implements BlockDevice {
             ReadRouter.Choice choice = tried.isEmpty() ? router.choose(route, pattern) : router.retry(route, tried);
             NodeAddress node = choice.replica().address();
             Set<String> triedNow = with(tried, choice.replica().id());
-            return bounded(storage.read(node, chainOf(route), chunkOf(s), s.offsetInChunk(), s.length()), node, start)
+            return bounded(storage.read(node, chainOf(route), chunkOf(st, s), s.offsetInChunk(), s.length()), node, start)
                     .handle((resp, err) -> {
                         Failures.Action action;
                         DeviceException failure;
@@ -475,7 +571,7 @@ public final class FastVolume implements BlockDevice {
                                         if (epoch != null) {
                                             leaseEpoch = Math.max(leaseEpoch, epoch);
                                         }
-                                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, tried));
+                                        return later(attempt, () -> readSlice(st, s, pattern, attempt + 1, start, tried));
                                     }).thenCompose(f -> f);
                                 }
                                 staleEpoch("read of chunk " + chunkOf(s));
@@ -490,7 +586,7 @@ public final class FastVolume implements BlockDevice {
                         }
                         metrics.retry(retryReason(err, resp));
                         // Another member next (head, middle, tail in turn): it may be this one that is dead.
-                        return later(attempt, () -> readSlice(s, pattern, attempt + 1, start, triedNow));
+                        return later(attempt, () -> readSlice(st, s, pattern, attempt + 1, start, triedNow));
                     })
                     .thenCompose(f -> f);
         });
@@ -498,16 +594,104 @@ public final class FastVolume implements BlockDevice {
 
     /** Writes {@code s} of {@code data} to the chain's head; with {@code data} null, trims it instead. */
     private CompletableFuture<Void> writeSlice(ChunkSlice s, ByteBuf data, int base, int attempt, long start) {
+        LayerStack st = layers;
+        if (st.layered()) {
+            if (data == null) {
+                // A trim would uncover what a lower layer holds here: write zeros instead.
+                ByteBuf zeros = alloc.directBuffer(s.length(), s.length()).writeZero(s.length());
+                return writeSlice(s, zeros, zeros.readerIndex(), attempt, start).whenComplete((v, e) -> zeros.release());
+            }
+            if (!PartialBlocks.aligned(s)) {
+                return mergeAndWrite(st, s, data, base, attempt, start);
+            }
+        }
         String op = data == null ? "trim" : "write";
-        return routeWithRetry(() -> chunks.allocate(s.chunkIndex()), attempt, start).thenCompose(route -> {
+        ChunkMapCache chunks = st.topMap();
+        return routeWithRetry(() -> chunks.allocate(s.chunkIndex()), attempt, start).handle((route, allocFailure) -> {
+            if (allocFailure == null) {
+                return sendWrite(st, route, s, data, base, attempt, start, op);
+            }
+            if (PartialBlocks.staleLayer(allocFailure) && mayRetry(Failures.Action.RETRY, attempt, start)) {
+                // A snapshot sealed the layer we allocate in: follow the volume to its new top.
+                metrics.retry("stale_layer");
+                return followLayers(st).thenCompose(moved -> writeSlice(s, data, base, attempt + 1, start));
+            }
+            return CompletableFuture.<Void>failedFuture(Failures.toDeviceException(allocFailure));
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * A write that covers 4 KiB blocks only partly, on a volume with lower layers: the top layer
+     * allocates whole blocks, so the rest of each partial block is read through the layers and
+     * written with it. Ordered against other such writes on the same blocks by {@link #blockLocks}
+     * (overlapping SCSI commands are already ordered by the SCSI layer's own range locks).
+     */
+    private CompletableFuture<Void> mergeAndWrite(LayerStack st, ChunkSlice s, ByteBuf data, int base, int attempt,
+                                                  long start) {
+        long a = PartialBlocks.down(s.offsetInChunk());
+        long end = s.offsetInChunk() + s.length();
+        long b = PartialBlocks.up(end);
+        long firstBlock = (s.chunkIndex() * info.chunkSize() + a) / PartialBlocks.BLOCK;
+        return blockLocks.lock(firstBlock, (b - a) / PartialBlocks.BLOCK).thenCompose(held -> {
+            boolean needHead = a < s.offsetInChunk();
+            boolean needTail = end < b;
+            boolean oneBlock = b - a == PartialBlocks.BLOCK;
+            // One read when both partial ends are the same block.
+            CompletableFuture<ByteBuf> head = needHead || (needTail && oneBlock)
+                    ? layeredReads.read(st, s.chunkIndex(), a, PartialBlocks.BLOCK)
+                    : CompletableFuture.completedFuture(null);
+            CompletableFuture<ByteBuf> tail = needTail && !oneBlock
+                    ? layeredReads.read(st, s.chunkIndex(), b - PartialBlocks.BLOCK, PartialBlocks.BLOCK)
+                    : CompletableFuture.completedFuture(null);
+            return head.thenCombine(tail, (h, t) -> {
+                ByteBuf merged = alloc.directBuffer((int) (b - a), (int) (b - a));
+                if (needHead) {
+                    merged.writeBytes(h, h.readerIndex(), (int) (s.offsetInChunk() - a));
+                }
+                merged.writeBytes(data, base + s.bufferOffset(), s.length());
+                if (needTail) {
+                    ByteBuf src = oneBlock ? h : t;
+                    long srcStart = oneBlock ? a : b - PartialBlocks.BLOCK;
+                    merged.writeBytes(src, src.readerIndex() + (int) (end - srcStart), (int) (b - end));
+                }
+                if (h != null) {
+                    h.release();
+                }
+                if (t != null) {
+                    t.release();
+                }
+                return merged;
+            }).thenCompose(merged -> writeSlice(new ChunkSlice(s.chunkIndex(), a, (int) (b - a), 0), merged,
+                    merged.readerIndex(), attempt, start).whenComplete((v, e) -> merged.release()))
+                    .whenComplete((v, e) -> held.release());
+        });
+    }
+
+    /** The chunk's route in the topmost layer that has it, or empty when no layer does. */
+    private CompletableFuture<Optional<ChunkRoute>> anyLayerHas(LayerStack st, long index) {
+        return firstHolding(st, st.topDown(), 0, index);
+    }
+
+    private CompletableFuture<Optional<ChunkRoute>> firstHolding(LayerStack st, List<Long> ids, int at, long index) {
+        if (at >= ids.size()) {
+            return CompletableFuture.completedFuture(Optional.empty());
+        }
+        return st.map(ids.get(at)).lookup(index).thenCompose(r -> r.isPresent()
+                ? CompletableFuture.completedFuture(r) : firstHolding(st, ids, at + 1, index));
+    }
+
+    private CompletableFuture<Void> sendWrite(LayerStack st, ChunkRoute route, ChunkSlice s, ByteBuf data, int base,
+                                              int attempt, long start, String op) {
+        ChunkMapCache chunks = st.topMap();
+        {
             Replica head = route.head();
             // Resending after a timeout or a lost connection is safe: the same bytes (or the same
             // trim) at the same offset (SCSI leaves overlapping concurrent writes undefined, so
             // nothing can be in between).
             CompletableFuture<StorageResponse> sent = data == null
-                    ? storage.trim(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(), s.length())
+                    ? storage.trim(head.address(), chainOf(route), chunkOf(st, s), s.offsetInChunk(), s.length())
                     // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
-                    : storage.write(head.address(), chainOf(route), chunkOf(s), s.offsetInChunk(),
+                    : storage.write(head.address(), chainOf(route), chunkOf(st, s), s.offsetInChunk(),
                             data.retainedSlice(base + s.bufferOffset(), s.length()));
             return bounded(sent, head.address(), start)
                     .handle((resp, err) -> {
@@ -525,7 +709,19 @@ public final class FastVolume implements BlockDevice {
                             action = Failures.actionFor(resp.status());
                             failure = statusFailure(op, s, head, resp);
                             if (resp.status() == Status.STALE_EPOCH) {
-                                staleEpoch(op + " of chunk " + chunkOf(s));
+                                if (mayRetry(Failures.Action.RETRY, attempt, start)) {
+                                    // Sealed by a snapshot (the volume has a new top), or the lease moved.
+                                    DeviceException refusedHere = failure;
+                                    return followLayers(st).thenCompose(moved -> {
+                                        if (moved) {
+                                            metrics.retry("layer_sealed");
+                                            return writeSlice(s, data, base, attempt + 1, start);
+                                        }
+                                        staleEpoch(op + " of chunk " + chunkOf(st, s));
+                                        return CompletableFuture.<Void>failedFuture(refusedHere);
+                                    });
+                                }
+                                staleEpoch(op + " of chunk " + chunkOf(st, s));
                             }
                         } else {
                             Throwable t = NamenodeClient.unwrap(err);
@@ -547,7 +743,7 @@ public final class FastVolume implements BlockDevice {
                         return later(attempt, () -> writeSlice(s, data, base, attempt + 1, start));
                     })
                     .thenCompose(f -> f);
-        });
+        }
     }
 
     /**
@@ -670,8 +866,13 @@ public final class FastVolume implements BlockDevice {
         return new ChainAddress(route.groupId(), route.chainVersion(), leaseEpoch);
     }
 
+    /** The id a piece carries: the layer it goes to under {@code st}. */
+    private static ChunkId chunkOf(LayerStack st, ChunkSlice s) {
+        return new ChunkId(st.top(), s.chunkIndex());
+    }
+
     private ChunkId chunkOf(ChunkSlice s) {
-        return new ChunkId(info.id(), s.chunkIndex());
+        return new ChunkId(layers.top(), s.chunkIndex());
     }
 
     private static DeviceException firstFailure(CompletableFuture<?>[] parts) {

@@ -195,6 +195,26 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
         });
     }
 
+    /** Chunk {@code index} of layer {@code layer} of the volume's stack, without allocating. */
+    public CompletableFuture<ChunkLocation> lookupChunk(String volumeName, long index, long layer) {
+        return call("GET", chunkPath(volumeName, index) + "?layer=" + layer, null)
+                .thenApply(b -> checked(read(b, ChunkLocation.class)));
+    }
+
+    /**
+     * Allocates chunk {@code index} in the volume's top layer, which must still be {@code layer}
+     * (else a {@link NamenodeException} with code {@code STALE_LAYER}: a snapshot sealed it).
+     */
+    public CompletableFuture<ChunkLocation> allocateChunk(String volumeName, long index, long layer) {
+        return call("POST", chunkPath(volumeName, index) + "?layer=" + layer, "").thenApply(b -> {
+            ChunkLocation loc = checked(read(b, ChunkLocation.class));
+            if (!loc.allocated()) {
+                throw new NamenodeException(200, "BAD_RESPONSE", "allocation of chunk " + index + " answered allocated=false");
+            }
+            return loc;
+        });
+    }
+
     @Override
     public void close() {
         executor.shutdownNow();

@@ -37,6 +37,13 @@ public interface BlockDevice extends AutoCloseable {
     CompletableFuture<Void> flush();
 
     /**
+     * Registers {@code listener}, run when {@link #sizeBytes()} grew (a volume extended while in
+     * use); the SCSI layer then raises CAPACITY DATA HAS CHANGED. Devices that never grow ignore it.
+     */
+    default void onCapacityChange(Runnable listener) {
+    }
+
+    /**
      * True when the volume is thin provisioned: {@link #unmap} really returns space and
      * {@link #lbaStatus} tells mapped from deallocated ranges. Only then does the SCSI layer
      * advertise logical block provisioning (LBPME, VPD 0xB2, UNMAP, WRITE SAME with UNMAP).

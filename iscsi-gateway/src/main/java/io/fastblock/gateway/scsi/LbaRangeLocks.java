@@ -11,9 +11,9 @@ import java.util.concurrent.CompletableFuture;
  * check, write) are atomic against them. Waiters are granted in arrival order among overlapping
  * ranges; non-overlapping ranges never wait for each other. Nothing blocks a thread.
  */
-final class LbaRangeLocks {
+public final class LbaRangeLocks {
     /** A held range; {@link #release()} exactly once. */
-    final class Held {
+    public final class Held {
         final long first;
         final long end;
 
@@ -22,7 +22,7 @@ final class LbaRangeLocks {
             this.end = end;
         }
 
-        void release() {
+        public void release() {
             LbaRangeLocks.this.release(this);
         }
     }
@@ -34,7 +34,7 @@ final class LbaRangeLocks {
     private final List<Waiter> waiting = new ArrayList<>();
 
     /** Completes (possibly at once, possibly on the releasing thread) when [lba, lba+count) is ours. */
-    CompletableFuture<Held> lock(long lba, long count) {
+    public CompletableFuture<Held> lock(long lba, long count) {
         long end = lba + Math.max(count, 1);
         CompletableFuture<Held> f = new CompletableFuture<>();
         Held h;

@@ -358,6 +358,13 @@ final class Reservations {
         return new OutResult(ScsiResult.good(), victims);
     }
 
+    /** Queues {@code ua} on every I_T nexus attached to the LU (e.g. CAPACITY DATA HAS CHANGED). */
+    void unitAttentionAll(Sense ua) {
+        for (ScsiNexus n : attached) {
+            n.unitAttention(ua);
+        }
+    }
+
     private void unitAttention(java.util.Collection<String> ids, Sense ua) {
         for (ScsiNexus n : attached) {
             if (ids.contains(n.toString())) {

@@ -23,7 +23,8 @@ public final class ScsiCommandHandler {
     private final BlockDevice device;
     private final String targetName;
     private final int blockSize;
-    private final long blocks;
+    /** Updated when the device grows (an extend while in use); READ CAPACITY answers from it. */
+    private volatile long blocks;
     private final Reservations reservations = new Reservations();
     private final LbaRangeLocks locks = new LbaRangeLocks();
     private final boolean thin;
@@ -47,6 +48,16 @@ public final class ScsiCommandHandler {
         this.blocks = device.sizeBytes() / blockSize;
         this.thin = device.thinProvisioned();
         this.copies = new CopyManager(device, this::locked);
+        device.onCapacityChange(this::capacityChanged);
+    }
+
+    /** SBC-4: every I_T nexus of the LU learns of the new capacity through a unit attention. */
+    private void capacityChanged() {
+        long now = device.sizeBytes() / blockSize;
+        if (now != blocks) {
+            blocks = now;
+            reservations.unitAttentionAll(Sense.CAPACITY_DATA_HAS_CHANGED);
+        }
     }
 
     private final CopyManager copies;

@@ -81,6 +81,8 @@ public record Sense(int key, int asc, int ascq, long information, long commandSp
     public static final Sense LUN_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x25, 0x00);
     public static final Sense SAVING_NOT_SUPPORTED = new Sense(ILLEGAL_REQUEST, 0x39, 0x00);
     public static final Sense POWER_ON_RESET = new Sense(UNIT_ATTENTION, 0x29, 0x00);
+    /** SBC: the capacity changed (a volume extended while in use); READ CAPACITY tells the new size. */
+    public static final Sense CAPACITY_DATA_HAS_CHANGED = new Sense(UNIT_ATTENTION, 0x2A, 0x09);
     public static final Sense BUS_DEVICE_RESET = new Sense(UNIT_ATTENTION, 0x29, 0x03);
     public static final Sense COMMANDS_CLEARED_BY_ANOTHER_INITIATOR = new Sense(UNIT_ATTENTION, 0x2F, 0x00);
     public static final Sense RESERVATIONS_PREEMPTED = new Sense(UNIT_ATTENTION, 0x2A, 0x03);

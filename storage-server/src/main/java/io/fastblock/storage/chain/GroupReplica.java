@@ -92,9 +92,16 @@ final class GroupReplica {
         });
     }
 
-    /** Applies a newer view of the group; older or equal versions are ignored. */
+    /**
+     * Applies a newer view of the group; older versions are ignored, and so is the same version
+     * unless its joining node changed (the namenode names a joining node without a version bump,
+     * since the members did not change: a server that already holds that version must still learn
+     * it is joining, or a node restarted after its group shrank would never catch up).
+     */
     synchronized void offerView(GroupRecord record) {
-        if (record == null || record.id() != groupId || (view != null && record.chainVersion() <= view.chainVersion())) {
+        if (record == null || record.id() != groupId || (view != null && (record.chainVersion() < view.chainVersion()
+                || (record.chainVersion() == view.chainVersion()
+                        && java.util.Objects.equals(record.joining(), view.joining()))))) {
             return;
         }
         GroupRecord oldView = view;
