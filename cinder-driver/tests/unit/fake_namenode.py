@@ -257,6 +257,10 @@ class FakeNamenode:
             if method == "DELETE":
                 snaps.remove(snap)
                 return 204, None
+        if parts[1:] == ["lease"] and method == "GET":
+            holder = self.leased.get(name)
+            return 200, {"volume": name, "volumeId": volume["id"], "holder": holder, "epoch": 1 if holder else 0,
+                         "expiresAt": "2999-01-01T00:00:00Z" if holder else None, "ttlMs": 15000}
         if parts[1:] == ["extend"] and method == "POST":
             size = self._size(request.get("size"))
             if size is None or size <= volume["size"]:

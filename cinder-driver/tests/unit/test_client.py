@@ -279,3 +279,12 @@ def test_ssl_verify_choices_build_a_client():
     assert FastblockClient("https://127.0.0.1:1", ssl_verify=False).urls == ["https://127.0.0.1:1"]
     with pytest.raises(OSError):  # a CA bundle that does not exist is reported, not ignored
         FastblockClient("https://127.0.0.1:1", ssl_verify="/nonexistent/ca.pem")
+
+
+def test_get_lease_reads_the_holder_without_taking_it(namenode):
+    client = FastblockClient(namenode.url)
+    client.create_volume("vol1", "1G")
+    assert client.get_lease("vol1")["holder"] is None
+    namenode.leased["vol1"] = "gw-1"
+    assert client.get_lease("vol1")["holder"] == "gw-1"
+    assert [r["method"] for r in namenode.requests if r["path"] == "/v1/volumes/vol1/lease"] == ["GET", "GET"]

@@ -86,7 +86,9 @@ class OpenApiContractTest {
                 "NOT_LEADER", "INVALID_TENANT", "INVALID_QOS", "INVALID_ID", "IDEMPOTENCY_CONFLICT",
                 "INSUFFICIENT_CAPACITY", "INVALID_INITIATOR", "INVALID_HOST", "INVALID_CHAP", "EXPORT_NOT_FOUND",
                 "INVALID_GATEWAY", "INVALID_EPOCH", "LEASE_LOST", "NODE_NOT_FOUND", "INVALID_WEIGHT", "INVALID_FIELD",
-                "VOLUME_ATTACHED"), codes);
+                "VOLUME_ATTACHED", "INVALID_SOURCE", "INVALID_SNAPSHOT", "INVALID_LAYER", "SNAPSHOT_EXISTS",
+                "SNAPSHOT_NOT_FOUND", "SOURCE_NOT_FOUND", "NOT_LATEST_SNAPSHOT", "VOLUME_HAS_SNAPSHOTS", "STALE_LAYER",
+                "SEAL_INCOMPLETE"), codes);
     }
 
     private static void collectRefs(JsonNode n, Set<String> refs) {
