@@ -231,7 +231,9 @@ class LeaseAndAccessTest {
         FastVolume vb = b.openVolume("vol").get(10, TimeUnit.SECONDS);
         write(vb);
         deadline = System.currentTimeMillis() + 5_000;
-        while (va.lease().state() != VolumeLease.State.LOST && System.currentTimeMillis() < deadline) {
+        // LOST is published before the loss callback drops the chunk map: wait for both
+        while ((va.lease().state() != VolumeLease.State.LOST || va.chunkMap().size() != 0)
+                && System.currentTimeMillis() < deadline) {
             Thread.sleep(20);
         }
         assertEquals(VolumeLease.State.LOST, va.lease().state(), "renewal learnt that the lease moved");
