@@ -827,17 +827,26 @@ public final class ChunkStore implements Closeable {
             }
             IOException failed = null;
             boolean turnedClean = false;
+            // Wait for the forces before taking dirtyLock: a write queued on a stripe ahead of its
+            // force may need the lock (markDirty), so waiting under it deadlocks the stripe.
+            long[][] results = new long[chunks.size()][];
+            boolean[] ok = new boolean[chunks.size()];
+            for (int i = 0; i < chunks.size(); i++) {
+                try {
+                    results[i] = forcedNow.get(i).join();
+                    ok[i] = true;
+                } catch (CompletionException e) {
+                    failed = e.getCause() instanceof UncheckedIOException u ? u.getCause()
+                            : new IOException("flush of chunk " + chunks.get(i) + " failed: " + e.getCause(), e.getCause());
+                }
+            }
             synchronized (dirtyLock) {
                 for (int i = 0; i < chunks.size(); i++) {
                     ChunkId c = chunks.get(i);
-                    long[] r;
-                    try {
-                        r = forcedNow.get(i).join();
-                    } catch (CompletionException e) {
-                        failed = e.getCause() instanceof UncheckedIOException u ? u.getCause()
-                                : new IOException("flush of chunk " + c + " failed: " + e.getCause(), e.getCause());
+                    if (!ok[i]) {
                         continue;
                     }
+                    long[] r = results[i];
                     Tracked t = dirty.get(c);
                     if (r == null || t == null || resyncing.containsKey(c)) {
                         continue;
