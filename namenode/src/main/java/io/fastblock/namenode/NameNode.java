@@ -15,7 +15,9 @@ import io.fastblock.namenode.placement.ChunkPlacement;
 import io.fastblock.namenode.api.LeaderView;
 import io.fastblock.namenode.ha.Leadership;
 import io.fastblock.namenode.ha.TlsContexts;
+import io.fastblock.namenode.fencing.LeaseFencing;
 import io.fastblock.namenode.meta.ExportStore;
+import io.fastblock.namenode.meta.FenceStore;
 import io.fastblock.namenode.meta.LeaseStore;
 import io.fastblock.namenode.meta.ProgressStore;
 import io.fastblock.namenode.meta.TenantStore;
@@ -46,7 +48,6 @@ public final class NameNode implements AutoCloseable {
     private static final int CONNECT_TIMEOUT_MS = 10_000;
     private static final int CONNECT_WAIT_S = 30;
     /** How long a storage server may take to confirm a FENCE (it waits for the writes it admitted). */
-    private static final java.time.Duration FENCE_TIMEOUT = java.time.Duration.ofSeconds(10);
     /** Covers a crashed predecessor's latch node expiring (the ZooKeeper session timeout) and then some. */
     private static final int ELECTION_WAIT_S = 30;
 
@@ -110,11 +111,12 @@ public final class NameNode implements AutoCloseable {
                 }
             };
             ChunkPlacement placement = new ChunkPlacement(groups, nodes, volumes, chunkMaps);
+            StorageFences fences = new StorageFences(nodes, config.fenceTimeout());
+            started.push(fences);
+            LeaseFencing fencing = new LeaseFencing(new FenceStore(curator), fences);
             NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
                     new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
-                    new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator));
-            StorageFences fences = new StorageFences(nodes, FENCE_TIMEOUT);
-            started.push(fences);
+                    new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator), fencing);
             Router router = new NameNodeApi(services, new NameNodeApi.Settings(config.chunkSize(),
                     config.oversubscription(), config.leaseTtl(), System::currentTimeMillis),
                     new LayerStacks(curator), fences).router();

@@ -28,11 +28,13 @@ import java.time.Duration;
  * @param maxConcurrentJoins replicas being caught up at once over the cluster (re-replication throttle)
  * @param rejoinWindow     a node back within this time after losing its session is preferred as the
  *                         replacement in the groups it left (it catches up by delta)
+ * @param fenceTimeout     how long each live storage server gets to confirm a FENCE (a write lease moves,
+ *                         a layer is sealed); past it the request answers 503 and is asked again
  */
 public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, String zkConnect, int zkPort,
                              long chunkSize, int replication, String apiToken, String tlsKeystore,
                              String tlsPassword, String advertiseUrl, double oversubscription, Duration leaseTtl,
-                             int maxConcurrentJoins, Duration rejoinWindow) {
+                             int maxConcurrentJoins, Duration rejoinWindow, Duration fenceTimeout) {
 
     public NameNodeConfig {
         if (httpPort < 0 || httpPort > 65535) {
@@ -56,6 +58,9 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         }
         if (leaseTtl.toMillis() < 1000) {
             throw new IllegalArgumentException("--lease-ttl-ms must be at least 1000, got " + leaseTtl.toMillis());
+        }
+        if (fenceTimeout.toMillis() < 100) {
+            throw new IllegalArgumentException("--fence-timeout-ms must be at least 100, got " + fenceTimeout.toMillis());
         }
         if (maxConcurrentJoins < 1) {
             throw new IllegalArgumentException("--max-concurrent-joins must be >= 1, got " + maxConcurrentJoins);
@@ -88,6 +93,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         long leaseTtlMs = cl.getLong("lease-ttl-ms", 15_000);
         int joins = cl.getInt("max-concurrent-joins", 2);
         long rejoinS = cl.getLong("rejoin-window-s", 300);
+        long fenceMs = cl.getLong("fence-timeout-ms", 10_000);
         cl.rejectUnknown();
         long chunkSize;
         try {
@@ -102,7 +108,8 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
             throw new IllegalArgumentException("--oversubscription must be a number >= 0, got '" + oversub + "'");
         }
         return new NameNodeConfig(dataDir, host, httpPort, zk, zkPort, chunkSize, replication, token, keystore,
-                password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofSeconds(rejoinS));
+                password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofSeconds(rejoinS),
+                Duration.ofMillis(fenceMs));
     }
 
     public boolean embeddedZooKeeper() {
@@ -115,6 +122,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
 
     public NameNodeConfig withZkConnect(String connect) {
         return new NameNodeConfig(dataDir, listenHost, httpPort, connect, zkPort, chunkSize, replication, apiToken,
-                tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, rejoinWindow);
+                tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, rejoinWindow,
+                fenceTimeout);
     }
 }

@@ -13,7 +13,10 @@ import io.fastblock.namenode.meta.SnapshotExistsException;
 import io.fastblock.namenode.meta.SnapshotNotFoundException;
 import io.fastblock.namenode.meta.SourceNotFoundException;
 import io.fastblock.namenode.meta.StaleLayerException;
+import io.fastblock.namenode.fencing.FenceIncompleteException;
+import io.fastblock.namenode.fencing.LeaseFencing;
 import io.fastblock.namenode.meta.LeaseLostException;
+import io.fastblock.namenode.meta.LeaseRules;
 import io.fastblock.namenode.meta.LeaseStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.NodeStore.NodeState;
@@ -46,7 +49,8 @@ public final class NameNodeApi {
     /** What the routes work on; any field may be null for a router that is only listed (contract test). */
     public record Services(VolumeStore volumes, ChunkMapStore chunkMaps, GroupStore groups, NodeStore nodes,
                            ExportStore exports, LeaseStore leases, TenantStore tenants, ProgressStore progress,
-                           ChunkPlacement placement, LeaderView leadership, VolumeEdits edits) {
+                           ChunkPlacement placement, LeaderView leadership, VolumeEdits edits,
+                           LeaseFencing fencing) {
     }
 
     /** Tunables of the API: defaults for volumes, the thin-provisioning ratio, the lease duration, a clock. */
@@ -131,6 +135,8 @@ public final class NameNodeApi {
                 throw new ApiException(409, "STALE_LAYER", e.getMessage());
             } catch (LayerSealer.SealIncompleteException e) {
                 throw new ApiException(503, "SEAL_INCOMPLETE", e.getMessage());
+            } catch (FenceIncompleteException e) {
+                throw new ApiException(503, "FENCE_INCOMPLETE", e.getMessage());
             }
         };
     }
@@ -329,6 +335,12 @@ public final class NameNodeApi {
         long ttl = settings.leaseTtl().toMillis();
         LeaseRecord lease = s.leases().acquire(v.id(), v.name(), gateway, ttl, settings.clockMillis().getAsLong(),
                 renew);
+        if (renew == null && lease.epoch() > LeaseRules.FIRST_EPOCH) {
+            // The lease moved (or its holder asks again after a failed fence): no older epoch may write
+            // anywhere before the holder hears it holds the lease. The id fenced is the one writes carry,
+            // read after the lease changed: a snapshot committed later carries the new epoch to its new top.
+            s.fencing().fence(existing(v.name()).topLayer(), lease.epoch());
+        }
         return ApiResponse.ok(Views.lease(lease, ttl));
     }
 
