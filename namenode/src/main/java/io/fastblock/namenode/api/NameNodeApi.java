@@ -161,7 +161,7 @@ public final class NameNodeApi {
 
     /** 507 INSUFFICIENT_CAPACITY unless another {@code size} bytes may be provisioned. */
     private void requireCapacity(long size) {
-        Capacity c = capacity(s.nodes().all(), s.volumes().list());
+        Capacity c = capacity(s.nodes().all(), s.volumes().list(), false);
         if (!c.admits(size)) {
             throw new ApiException(507, "INSUFFICIENT_CAPACITY", "another " + size
                     + " bytes would bring provisioned capacity to " + (c.provisioned() + size)
@@ -395,6 +395,14 @@ public final class NameNodeApi {
     }
 
     private Capacity capacity(Map<String, NodeState> nodes, List<VolumeRecord> vols) {
+        return capacity(nodes, vols, true);
+    }
+
+    /**
+     * Capacity figures; without {@code withAllocated} the allocated bytes are left at 0 and no chunk map
+     * is read (admission needs only what is provisioned: a create must not cost a read per chunk map).
+     */
+    private Capacity capacity(Map<String, NodeState> nodes, List<VolumeRecord> vols, boolean withAllocated) {
         long raw = 0;
         for (NodeState n : nodes.values()) {
             if (!NodeAdminRecord.DECOMMISSIONED.equals(n.state())) {
@@ -405,7 +413,9 @@ public final class NameNodeApi {
         long allocatedBytes = 0;
         for (VolumeRecord v : vols) {
             provisioned += v.size();
-            allocatedBytes += Math.min(v.size(), (long) s.chunkMaps().allocatedCount(v.name()) * v.chunkSize());
+            if (withAllocated) {
+                allocatedBytes += Math.min(v.size(), (long) s.chunkMaps().allocatedCount(v.name()) * v.chunkSize());
+            }
         }
         return Capacity.of(raw, provisioned, allocatedBytes, settings.oversubscription());
     }

@@ -38,6 +38,4 @@ public final class FenceStore {
             throw ZkCalls.unexpected("raise fence of volume id " + volumeId + " to " + epoch, e);
         }
     }
-
-    }
 }

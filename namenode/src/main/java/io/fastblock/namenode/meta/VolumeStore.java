@@ -10,6 +10,9 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import io.fastblock.protocol.meta.QosSpec;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.CuratorFramework;
@@ -185,12 +188,50 @@ public final class VolumeStore {
         } catch (KeeperException e) {
             throw ZkCalls.unexpected("list volumes", e);
         }
-        List<VolumeRecord> out = new ArrayList<>(names.size());
-        for (String n : names) {
-            get(n).ifPresent(out::add); // a volume deleted meanwhile is simply not listed
-        }
+        List<VolumeRecord> out = readAll(names);
         out.sort(Comparator.comparingLong(VolumeRecord::id));
         return out;
+    }
+
+    /**
+     * Reads the records of {@code names} with every read in flight at once (one round trip's wait,
+     * not one per volume: the capacity check of every create lists all volumes). A volume deleted
+     * meanwhile is simply left out.
+     */
+    private List<VolumeRecord> readAll(List<String> names) {
+        ConcurrentLinkedQueue<VolumeRecord> found = new ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<KeeperException.Code> failed = new ConcurrentLinkedQueue<>();
+        CountDownLatch done = new CountDownLatch(names.size());
+        for (String n : names) {
+            try {
+                zk.getData().inBackground((client, event) -> {
+                    try {
+                        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+                        if (code == KeeperException.Code.OK) {
+                            found.add(MetaJson.read(event.getData(), VolumeRecord.class));
+                        } else if (code != KeeperException.Code.NONODE) {
+                            failed.add(code);
+                        }
+                    } finally {
+                        done.countDown();
+                    }
+                }).forPath(ZkPaths.volume(n));
+            } catch (Exception e) {
+                throw new MetadataUnavailableException("read volume " + n + ": " + e, e);
+            }
+        }
+        try {
+            if (!done.await(30, TimeUnit.SECONDS)) {
+                throw new MetadataUnavailableException("list volumes: ZooKeeper did not answer within 30 s", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new MetadataUnavailableException("list volumes: interrupted", e);
+        }
+        if (!failed.isEmpty()) {
+            throw new MetadataUnavailableException("list volumes: ZooKeeper answered " + failed.peek(), null);
+        }
+        return new ArrayList<>(found);
     }
 
     /**
