@@ -304,7 +304,9 @@ def _nodes_list(client: FastblockClient, args: argparse.Namespace, out: TextIO, 
     if not nodes:
         print("no storage nodes registered", file=out)
         return
-    _print_table(out, [("ID", "ADDRESS", "LIVE", "STATE", "LABELS", "CAPACITY")] + [_node_row(n) for n in nodes])
+    _print_table(
+        out, [("ID", "ADDRESS", "LIVE", "STATE", "LABELS", "QUEUES", "CAPACITY")] + [_node_row(n) for n in nodes]
+    )
 
 
 def _nodes_drain(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_json: bool) -> None:
@@ -438,8 +440,19 @@ def _node_row(node: dict[str, Any]) -> tuple[str, ...]:
         "live" if node.get("live") else "DEAD",
         str(node.get("state", "active")),
         label_text or "-",
+        _queues(node),
         _capacity(node),
     )
+
+
+def _queues(node: dict[str, Any]) -> str:
+    """Requests in flight by class from the node's last heartbeat: r(ead) w(rite) c(atch-up) o(ther)."""
+    load = node.get("load")
+    depth = load.get("queueDepth") if isinstance(load, dict) else None
+    if not isinstance(depth, dict):
+        return "-"
+    return " ".join(f"{short}{depth.get(name, 0)}" for short, name in
+                    (("r", "read"), ("w", "write"), ("c", "catch-up"), ("o", "other")))
 
 
 def _member(member: dict[str, Any]) -> str:

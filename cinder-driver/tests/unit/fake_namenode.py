@@ -82,6 +82,12 @@ class FakeNamenode:
                 "freeBytes": (100 - 10 * i) << 30,
                 "labels": self.labels.get(f"storage-{i}", {}),
                 "state": self.node_state.get(f"storage-{i}", "active"),
+                "load": None if f"storage-{i}" in self.dead else {
+                    "capacityBytes": 100 << 30,
+                    "freeBytes": (100 - 10 * i) << 30,
+                    "queueDepth": {"read": i, "write": 2 * i, "catch-up": 0, "other": 0},
+                    "reportedAt": "2026-11-21T10:00:00Z",
+                },
             }
             for i in (1, 2, 3)
         ]

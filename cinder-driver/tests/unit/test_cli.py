@@ -150,7 +150,7 @@ def test_status_shows_nodes_chains_and_counts(namenode, capsys):
     assert (code, err) == (0, "")
     assert "nodes: 2 live, 1 dead" in out
     assert "storage-2  127.0.0.1:9402  DEAD" in out
-    assert "storage-1  127.0.0.1:9401  live  active  -  90 GiB free of 100 GiB" in out
+    assert "storage-1  127.0.0.1:9401  live  active  -  r1 w2 c0 o0  90 GiB free of 100 GiB" in out
     assert "groups: 3" in out
     assert "group 1 (chain v1) DEGRADED: storage-1 -> storage-2 (DEAD) -> storage-3" in out
     assert "group 3 (chain v1) DEGRADED: storage-3 -> storage-1 -> storage-2 (DEAD)" in out
@@ -261,8 +261,15 @@ def test_nodes_list_and_drain(namenode, capsys):
     namenode.labels["storage-2"] = {"rack": "r2"}
     code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "list")
     assert (code, err) == (0, "")
-    assert out.splitlines()[0].split() == ["ID", "ADDRESS", "LIVE", "STATE", "LABELS", "CAPACITY"]
-    assert "storage-2  127.0.0.1:9402  live  active  rack=r2" in out
+    assert out.splitlines()[0].split() == ["ID", "ADDRESS", "LIVE", "STATE", "LABELS", "QUEUES", "CAPACITY"]
+    row = next(line for line in out.splitlines() if line.startswith("storage-2"))
+    assert row.split() == ["storage-2", "127.0.0.1:9402", "live", "active", "rack=r2", "r2", "w4", "c0", "o0",
+                           "80", "GiB", "free", "of", "100", "GiB"]
+    namenode.dead.add("storage-3")
+    code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "list")
+    row = next(line for line in out.splitlines() if line.startswith("storage-3"))
+    assert row.split()[:6] == ["storage-3", "127.0.0.1:9403", "DEAD", "active", "-", "-"], "no heartbeat: no queues"
+
     code, out, err = run(capsys, "--namenode", namenode.url, "nodes", "drain", "storage-2")
     assert (code, err) == (0, "")
     assert "node storage-2 is draining" in out

@@ -81,6 +81,7 @@ public final class StorageServer implements AutoCloseable {
     private final ChainMetrics chainMetrics = new ChainMetrics(metrics.registry());
     private Channel serverChannel;
     private PersistentNode liveNode;
+    private LoadReporter load;
     private int port;
     private boolean closed;
     private final java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
@@ -166,6 +167,7 @@ public final class StorageServer implements AutoCloseable {
         port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
 
         register();
+        load = new LoadReporter(zk, nodeId, config.dataDir(), inflight, config.heartbeatMillis());
         integrity.start();
         if (config.background().logScrub()) {
             // Bad log records are fetched from a replica and appended again (the bad record becomes dead).
@@ -203,7 +205,8 @@ public final class StorageServer implements AutoCloseable {
 
     private void register() throws Exception {
         FileStore fs = Files.getFileStore(config.dataDir());
-        NodeRecord record = new NodeRecord(nodeId, config.listen(), port, fs.getTotalSpace(), fs.getUsableSpace());
+        NodeRecord record = new NodeRecord(nodeId, config.listen(), port, fs.getTotalSpace(), fs.getUsableSpace(),
+                config.labels());
         byte[] json = MetaJson.write(record);
         String path = ZkPaths.node(nodeId);
         try {
@@ -268,6 +271,9 @@ public final class StorageServer implements AutoCloseable {
         closed = true;
         if (liveNode != null) {
             quietly(liveNode::close);
+        }
+        if (load != null) {
+            quietly(load::close);
         }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();

@@ -4,7 +4,10 @@ import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.storage.chain.ChainLimits;
 import io.fastblock.storage.chain.TailLayout;
+import io.fastblock.protocol.meta.NodeRecord;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Settings of one storage server. {@code nodeId} may be null: the id is then read from (or
@@ -15,7 +18,8 @@ import java.nio.file.Path;
  * only then. Gateways retry a request for 12 s, so detection has to be well inside that.
  */
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
-                                  ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background) {
+                                  ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background,
+                                  Map<String, String> labels, long heartbeatMillis) {
     /** The default until integrity's repair and resync of a tail read the log (see {@link TailLayout}). */
     public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG_AND_IN_PLACE;
 
@@ -24,6 +28,8 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
     public static final long MIN_SEGMENT_SIZE = 4096;
     /** A dead server leaves its chains about this long after it died (the gateway's retry budget is 12 s). */
     public static final int DEFAULT_ZK_SESSION_TIMEOUT_MS = 5000;
+    /** How often the heartbeat (free space, queue depths) is written to ZooKeeper. */
+    public static final long DEFAULT_HEARTBEAT_MS = 2000;
 
     public StorageServerConfig {
         if (dataDir == null) {
@@ -51,6 +57,18 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (zkSessionTimeoutMs < 1000) {
             throw new IllegalArgumentException("--zk-session-timeout-ms must be at least 1000, got " + zkSessionTimeoutMs);
         }
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+        if (heartbeatMillis < 100) {
+            throw new IllegalArgumentException("--heartbeat-ms must be at least 100, got " + heartbeatMillis);
+        }
+    }
+
+    /** Without failure-domain labels (the node is its own host and rack), heartbeat at the default period. */
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                               ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs,
+                               BackgroundRates background) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout, zkSessionTimeoutMs, background, Map.of(),
+                DEFAULT_HEARTBEAT_MS);
     }
 
     public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
@@ -99,6 +117,17 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
                 copyRate == null ? b.copyBytesPerSecond() : rate("copy-rate", copyRate),
                 scrubRate == null ? b.logScrubBytesPerSecond() : rate("log-scrub-rate", scrubRate),
                 cl.getLong("log-scrub-pause-ms", b.logScrubPauseMillis()));
+        // Failure domains for placement: replicas of a chunk go to distinct racks, else distinct hosts.
+        Map<String, String> labels = new TreeMap<>();
+        String host = cl.get("host-label", "");
+        String rack = cl.get("rack-label", "");
+        if (!host.isEmpty()) {
+            labels.put(NodeRecord.LABEL_HOST, host);
+        }
+        if (!rack.isEmpty()) {
+            labels.put(NodeRecord.LABEL_RACK, rack);
+        }
+        long heartbeatMs = cl.getLong("heartbeat-ms", DEFAULT_HEARTBEAT_MS);
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -108,7 +137,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
                     + " positive and --copy-piece at least 4K: " + e.getMessage());
         }
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
-                zkSessionTimeoutMs, background);
+                zkSessionTimeoutMs, background, labels, heartbeatMs);
     }
 
     /** A byte rate per second: a size, or 0 (unlimited for copies, off for the scrubber). */
@@ -118,11 +147,11 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
 
     public StorageServerConfig withPort(int newPort) {
         return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout,
-                zkSessionTimeoutMs, background);
+                zkSessionTimeoutMs, background, labels, heartbeatMillis);
     }
 
     public StorageServerConfig withBackground(BackgroundRates rates) {
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
-                zkSessionTimeoutMs, rates);
+                zkSessionTimeoutMs, rates, labels, heartbeatMillis);
     }
 }

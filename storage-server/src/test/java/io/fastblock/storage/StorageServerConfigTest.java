@@ -36,6 +36,18 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void failureDomainLabelsAndHeartbeatPeriod() {
+        StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
+        assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());
+        assertEquals(c.labels(), c.withPort(1).labels());
+        assertEquals(500, c.withPort(1).heartbeatMillis());
+        assertEquals(java.util.Map.of(), StorageServerConfig.fromArgs().labels(), "no labels: its own host and rack");
+        assertEquals(StorageServerConfig.DEFAULT_HEARTBEAT_MS, StorageServerConfig.fromArgs().heartbeatMillis());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--heartbeat-ms=5"))
+                .getMessage().contains("--heartbeat-ms"));
+    }
+
+    @Test
     void flagsAndSizeSuffixes() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--node-id=s2", "--data-dir", "/tmp/x", "--port=9402",
                 "--segment-size=64MiB", "--zk=zk:2181");

@@ -7,6 +7,7 @@ import io.fastblock.protocol.meta.CatchUpProgress;
 import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.LeaseRecord;
+import io.fastblock.protocol.meta.NodeLoad;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.QosSpec;
 import io.fastblock.protocol.meta.SnapshotRecord;
@@ -48,7 +49,11 @@ public final class Views {
     }
 
     public record Node(String id, String host, int port, boolean live, long capacityBytes, long freeBytes,
-                       Map<String, String> labels, String state) {
+                       Map<String, String> labels, String state, Load load) {
+    }
+
+    /** A node's last heartbeat: free space and requests in flight by class; null without one. */
+    public record Load(long capacityBytes, long freeBytes, Map<String, Integer> queueDepth, String reportedAt) {
     }
 
     public record NodeList(List<Node> nodes) {
@@ -106,7 +111,11 @@ public final class Views {
 
     public static Node node(NodeState s) {
         NodeRecord r = s.record();
-        return new Node(r.id(), r.host(), r.port(), s.live(), r.capacityBytes(), r.freeBytes(), r.labels(), s.state());
+        NodeLoad l = s.load();
+        Load load = l == null ? null : new Load(l.capacityBytes(), l.freeBytes(), l.queueDepth(),
+                Instant.ofEpochMilli(l.reportedAtMillis()).toString());
+        return new Node(r.id(), r.host(), r.port(), s.live(), r.capacityBytes(), s.freeBytes(), r.labels(), s.state(),
+                load);
     }
 
     public static List<Node> nodes(Map<String, NodeState> nodes) {

@@ -2,6 +2,7 @@ package io.fastblock.namenode.meta;
 
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeAdminRecord;
+import io.fastblock.protocol.meta.NodeLoad;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.util.ArrayList;
@@ -20,10 +21,22 @@ import org.apache.zookeeper.KeeperException;
  * decommissioned) in {@code /fastblock/node-admin/{id}}, which the servers never write.
  */
 public final class NodeStore {
-    /** A registered node, whether it is live right now, and its admin state ({@link NodeAdminRecord}). */
-    public record NodeState(NodeRecord record, boolean live, String state) {
+    /**
+     * A registered node, whether it is live right now, its admin state ({@link NodeAdminRecord}) and its
+     * last heartbeat ({@link NodeLoad}; null when it has none: not live, or not reported yet).
+     */
+    public record NodeState(NodeRecord record, boolean live, String state, NodeLoad load) {
+        public NodeState(NodeRecord record, boolean live, String state) {
+            this(record, live, state, null);
+        }
+
         public NodeState(NodeRecord record, boolean live) {
             this(record, live, NodeAdminRecord.ACTIVE);
+        }
+
+        /** Free bytes as last reported: the heartbeat's figure when there is one, else the registration's. */
+        public long freeBytes() {
+            return load != null ? load.freeBytes() : record.freeBytes();
         }
 
         public boolean active() {
@@ -66,7 +79,9 @@ public final class NodeStore {
         for (String id : ids) {
             try {
                 byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
-                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id), adminState(id)));
+                boolean isLive = live.contains(id);
+                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), isLive, adminState(id),
+                        isLive ? load(id) : null));
             } catch (KeeperException.NoNodeException e) {
                 // unregistered meanwhile
             } catch (KeeperException e) {
@@ -74,6 +89,20 @@ public final class NodeStore {
             }
         }
         return out;
+    }
+
+    /** The node's last heartbeat, or null when it has none (or it cannot be read as one). */
+    public NodeLoad load(String id) {
+        try {
+            byte[] raw = ZkCalls.run("read load of " + id, () -> zk.getData().forPath(ZkPaths.load(id)));
+            return MetaJson.read(raw, NodeLoad.class);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("read load of " + id, e);
+        } catch (RuntimeException e) {
+            return null; // a heartbeat this namenode cannot parse is no heartbeat
+        }
     }
 
     /** The node's admin state; {@link NodeAdminRecord#ACTIVE} when none was ever set. */

@@ -282,7 +282,8 @@ class NameNodeApiTest {
         Reply nodes = http.get("/v1/nodes");
         assertEquals(200, nodes.status());
         JsonNode first = nodes.json().get("nodes").get(0);
-        assertEquals(List.of("id", "host", "port", "live", "capacityBytes", "freeBytes", "labels", "state"),
+        assertEquals(List.of("id", "host", "port", "live", "capacityBytes", "freeBytes", "labels", "state",
+                "load"),
                 fieldNames(first));
         assertEquals("storage-1", first.get("id").asText());
         assertEquals(100 * GIB, first.get("capacityBytes").asLong());

@@ -7,6 +7,7 @@ package io.fastblock.protocol.meta;
  * <pre>
  * /fastblock/nodes/{nodeId}              persistent  NodeRecord JSON (address, capacity)
  * /fastblock/live/{nodeId}               ephemeral   written by the storage server's own session
+ * /fastblock/load/{nodeId}               ephemeral   NodeLoad JSON: the server's heartbeat (free space, queue depths)
  * /fastblock/groups/{groupId}            persistent  GroupRecord JSON (chain order, chain version)
  * /fastblock/groups/{groupId}/caught-up/{nodeId}  persistent  created by a joining node once caught up
  * /fastblock/groups/{groupId}/progress/{nodeId}   persistent  CatchUpProgress JSON, optional, by the joining node
@@ -31,6 +32,7 @@ public final class ZkPaths {
     public static final String ROOT = "/fastblock";
     public static final String NODES = ROOT + "/nodes";
     public static final String LIVE = ROOT + "/live";
+    public static final String LOAD = ROOT + "/load";
     public static final String GROUPS = ROOT + "/groups";
     public static final String VOLUMES = ROOT + "/volumes";
     public static final String COUNTERS = ROOT + "/counters";
@@ -53,6 +55,11 @@ public final class ZkPaths {
 
     public static String live(String nodeId) {
         return LIVE + "/" + nodeId;
+    }
+
+    /** A storage server's heartbeat ({@link NodeLoad}), apart from its live znode so chain repair does not wake on it. */
+    public static String load(String nodeId) {
+        return LOAD + "/" + nodeId;
     }
 
     public static String group(int groupId) {

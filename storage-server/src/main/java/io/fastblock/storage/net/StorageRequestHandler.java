@@ -44,7 +44,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         outstanding++;
-        inflight.begin();
+        inflight.begin(m.op());
         if (outstanding >= MAX_OUTSTANDING) {
             ctx.channel().config().setAutoRead(false);
         }
@@ -54,7 +54,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
                         : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
                 ctx.writeAndFlush(answer);
             } finally {
-                inflight.end();
+                inflight.end(m.op());
                 ctx.executor().execute(() -> {
                     outstanding--;
                     if (!ctx.channel().config().isAutoRead() && outstanding <= MAX_OUTSTANDING / 2) {
