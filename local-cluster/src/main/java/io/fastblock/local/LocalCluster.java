@@ -80,7 +80,10 @@ public final class LocalCluster implements AutoCloseable {
 
     private void start() throws Exception {
         Files.createDirectories(config.dataDir());
-        startNamenode();
+        startZooKeeper();
+        for (int i = 1; i <= config.namenodeCount(); i++) {
+            startNamenode(i);
+        }
         for (int i = 1; i <= config.storageCount(); i++) {
             startStorage(i);
         }
@@ -94,28 +97,53 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    private void startNamenode() throws Exception {
-        ChildProcess nn = child("namenode", "io.fastblock.namenode.NameNode",
-                "--data-dir=" + config.dataDir().resolve("namenode"),
-                "--http-port=" + config.namenodePort(),
-                "--zk-port=" + config.zkPort(),
-                "--chunk-size=" + config.chunkSize());
+    /** The ensemble's processes, all started before any is awaited (each needs a quorum to serve). */
+    private void startZooKeeper() throws Exception {
+        List<ZooKeeperPeer.Server> ensemble = config.zkEnsemble();
+        String servers = String.join(",", ensemble.stream().map(ZooKeeperPeer.Server::toString).toList());
+        for (int i = 1; i <= ensemble.size(); i++) {
+            child(zookeeperName(i), "io.fastblock.local.ZooKeeperPeer", "--id=" + i,
+                    "--data-dir=" + config.dataDir().resolve(zookeeperName(i)), "--servers=" + servers).start();
+        }
+        for (int i = 1; i <= ensemble.size(); i++) {
+            awaitReady(children.get(zookeeperName(i)));
+        }
+    }
+
+    private void startNamenode(int i) throws Exception {
+        List<String> args = new ArrayList<>(List.of(
+                "--data-dir=" + config.dataDir().resolve(namenodeName(i)),
+                "--http-port=" + (config.namenodePort() + i - 1),
+                "--chunk-size=" + config.chunkSize()));
+        if (config.zkServers() == 0) {
+            args.add("--zk-port=" + config.zkPort());
+        } else {
+            args.add("--zk=" + config.zkConnect());
+        }
+        args.addAll(config.namenodeArgs());
+        ChildProcess nn = child(namenodeName(i), "io.fastblock.namenode.NameNode", args.toArray(String[]::new));
         nn.start();
         awaitReady(nn);
     }
 
     private void startStorage(int i) throws IOException {
-        child(storageName(i), "io.fastblock.storage.StorageServer",
+        List<String> args = new ArrayList<>(List.of(
                 "--node-id=" + storageName(i),
                 "--data-dir=" + config.dataDir().resolve(storageName(i)),
                 "--port=" + (config.storagePort() + i - 1),
-                "--zk=127.0.0.1:" + config.zkPort()).start();
+                "--zk=" + config.zkConnect()));
+        if (config.racks() > 0) {
+            args.add("--rack-label=rack-" + ((i - 1) % config.racks() + 1));
+            args.add("--host-label=host-" + i);
+        }
+        args.addAll(config.storageArgs());
+        child(storageName(i), "io.fastblock.storage.StorageServer", args.toArray(String[]::new)).start();
     }
 
     private void startGateway() throws Exception {
         ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway",
                 "--port=" + config.iscsiPort(),
-                "--namenode=" + config.namenodeUrl());
+                "--namenode=" + config.namenodeUrls());
         gw.start();
         awaitReady(gw);
     }
@@ -164,8 +192,9 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
+    /** An admin client for every namenode: it fails over to the next URL and follows a standby's 307. */
     public NamenodeAdmin admin() {
-        return new NamenodeAdmin(config.namenodeUrl());
+        return new NamenodeAdmin(config.namenodeUrls());
     }
 
     public LocalClusterConfig config() {
@@ -259,8 +288,17 @@ public final class LocalCluster implements AutoCloseable {
         out.flush();
     }
 
-    private static String storageName(int i) {
+    public static String storageName(int i) {
         return "storage-" + i;
+    }
+
+    /** The first namenode keeps the name it always had, so {@code make up}'s data directory stays the same. */
+    public static String namenodeName(int i) {
+        return i == 1 ? "namenode" : "namenode-" + i;
+    }
+
+    public static String zookeeperName(int i) {
+        return "zookeeper-" + i;
     }
 
     private static String javaExecutable() {

@@ -3,14 +3,28 @@ package io.fastblock.local;
 import io.fastblock.protocol.Ports;
 import io.fastblock.protocol.config.CommandLine;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * How the one-machine cluster is laid out: every process's data under {@code dataDir}, ports
  * from the defaults unless told otherwise (tests pick free ones).
+ *
+ * <p>By default one namenode runs ZooKeeper embedded. With {@code zkServers} > 0 a real ensemble of
+ * that many ZooKeeper processes runs instead (client ports from {@code zkPort} up, quorum and
+ * election ports from {@code zkPeerPort} up), and {@code namenodeCount} namenodes (HTTP ports from
+ * {@code namenodePort} up) share it. With {@code racks} > 0 storage server i is labelled rack
+ * {@code rack-((i-1) % racks + 1)} and host {@code host-i}, so placement has failure domains.
  */
 public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int storagePort, int storageCount,
                                  int iscsiPort, String chunkSize, String demoVolume, String demoSize,
-                                 boolean createDemo, String childHeap) {
+                                 boolean createDemo, String childHeap, int zkServers, int zkPeerPort,
+                                 int namenodeCount, int racks, List<String> storageArgs, List<String> namenodeArgs) {
+
+    public LocalClusterConfig {
+        storageArgs = storageArgs == null ? List.of() : List.copyOf(storageArgs);
+        namenodeArgs = namenodeArgs == null ? List.of() : List.copyOf(namenodeArgs);
+    }
 
     public static LocalClusterConfig fromArgs(String... args) {
         CommandLine cl = CommandLine.parse(args);
@@ -25,15 +39,80 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
                 cl.get("demo-volume", "demo"),
                 cl.get("demo-size", "10G"),
                 !cl.getBoolean("no-demo", false),
-                cl.get("child-heap", "256m"));
+                cl.get("child-heap", "256m"),
+                cl.getInt("zk-servers", 0),
+                cl.getInt("zk-peer-port", 0),
+                cl.getInt("namenodes", 1),
+                cl.getInt("racks", 0),
+                splitArgs(cl.get("storage-args", "")),
+                splitArgs(cl.get("namenode-args", "")));
         cl.rejectUnknown();
         if (c.storageCount < 3) {
             throw new IllegalArgumentException("--storage-count must be at least 3 (chains of 3), got " + c.storageCount);
         }
+        if (c.zkServers < 0 || c.zkServers == 2 || c.zkServers > 7) {
+            throw new IllegalArgumentException("--zk-servers must be 0 (embedded), 1 or 3..7, got " + c.zkServers);
+        }
+        if (c.zkServers > 0 && c.zkPeerPort == 0) {
+            throw new IllegalArgumentException("--zk-servers needs --zk-peer-port (first of 2 x zk-servers ports)");
+        }
+        if (c.namenodeCount < 1 || (c.namenodeCount > 1 && c.zkServers == 0)) {
+            throw new IllegalArgumentException("--namenodes must be 1, or more with --zk-servers (an embedded ZooKeeper"
+                    + " dies with its namenode), got " + c.namenodeCount);
+        }
+        if (c.racks < 0) {
+            throw new IllegalArgumentException("--racks must be >= 0, got " + c.racks);
+        }
         return c;
     }
 
+    /** Extra flags for every storage server (or namenode), space-separated. */
+    private static List<String> splitArgs(String text) {
+        List<String> out = new ArrayList<>();
+        for (String a : text.trim().split("\\s+")) {
+            if (!a.isEmpty()) {
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
+    /** The first namenode's URL. */
     public String namenodeUrl() {
-        return "http://127.0.0.1:" + namenodePort;
+        return namenodeUrl(1);
+    }
+
+    public String namenodeUrl(int i) {
+        return "http://127.0.0.1:" + (namenodePort + i - 1);
+    }
+
+    /** Every namenode's URL, comma-separated: what gateways and clients are given. */
+    public String namenodeUrls() {
+        List<String> urls = new ArrayList<>();
+        for (int i = 1; i <= namenodeCount; i++) {
+            urls.add(namenodeUrl(i));
+        }
+        return String.join(",", urls);
+    }
+
+    /** The ZooKeeper connect string every server uses. */
+    public String zkConnect() {
+        if (zkServers == 0) {
+            return "127.0.0.1:" + zkPort;
+        }
+        List<String> hosts = new ArrayList<>();
+        for (int i = 0; i < zkServers; i++) {
+            hosts.add("127.0.0.1:" + (zkPort + i));
+        }
+        return String.join(",", hosts);
+    }
+
+    /** The ensemble's servers, in id order (empty with an embedded ZooKeeper). */
+    public List<ZooKeeperPeer.Server> zkEnsemble() {
+        List<ZooKeeperPeer.Server> out = new ArrayList<>();
+        for (int i = 0; i < zkServers; i++) {
+            out.add(new ZooKeeperPeer.Server("127.0.0.1", zkPort + i, zkPeerPort + 2 * i, zkPeerPort + 2 * i + 1));
+        }
+        return out;
     }
 }

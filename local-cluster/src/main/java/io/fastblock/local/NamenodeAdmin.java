@@ -8,17 +8,33 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
-/** The few namenode calls the launcher and the end-to-end tests make. */
+/**
+ * The few namenode calls the launcher and the end-to-end tests make. Given several namenode URLs
+ * (comma-separated) it sends to the one that last answered, moves on to the next when one cannot be
+ * reached, and follows a standby's 307 to the leader.
+ */
 public final class NamenodeAdmin {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MAX_REDIRECTS = 3;
 
-    private final String baseUrl;
+    private final List<String> baseUrls;
+    private volatile int current;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    public NamenodeAdmin(String baseUrl) {
-        this.baseUrl = baseUrl;
+    public NamenodeAdmin(String baseUrls) {
+        List<String> urls = new java.util.ArrayList<>();
+        for (String u : baseUrls.split(",")) {
+            if (!u.isBlank()) {
+                urls.add(u.trim().replaceAll("/+$", ""));
+            }
+        }
+        if (urls.isEmpty()) {
+            throw new IllegalArgumentException("no namenode URL");
+        }
+        this.baseUrls = List.copyOf(urls);
     }
 
     /** An HTTP answer: status and parsed JSON body (null when empty). */
@@ -29,19 +45,17 @@ public final class NamenodeAdmin {
     }
 
     public Reply get(String path) throws IOException, InterruptedException {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET());
+        return send(path, "GET", null);
     }
 
     public Reply delete(String path) throws IOException, InterruptedException {
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path)).DELETE());
+        return send(path, "DELETE", null);
     }
 
     public Reply post(String path, Object body) throws IOException, InterruptedException {
         byte[] bytes = body instanceof String s ? s.getBytes(java.nio.charset.StandardCharsets.UTF_8)
                 : JSON.writeValueAsBytes(body);
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(bytes)));
+        return send(path, "POST", bytes);
     }
 
     public Reply patch(String path, Object body) throws IOException, InterruptedException {
@@ -65,11 +79,38 @@ public final class NamenodeAdmin {
         return post("/v1/volumes/" + volume + "/exports", Map.of("initiator", "*", "chap", "none"));
     }
 
-    private Reply send(HttpRequest.Builder b) throws IOException, InterruptedException {
-        HttpResponse<byte[]> r = http.send(b.timeout(Duration.ofSeconds(10)).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
-        JsonNode body = r.body().length == 0 ? null : JSON.readTree(r.body());
-        return new Reply(r.statusCode(), body);
+    private Reply send(String path, String method, byte[] body) throws IOException, InterruptedException {
+        IOException last = null;
+        for (int attempt = 0; attempt < baseUrls.size(); attempt++) {
+            int index = (current + attempt) % baseUrls.size();
+            try {
+                Reply r = sendTo(baseUrls.get(index) + path, method, body);
+                current = index;
+                return r;
+            } catch (java.net.ConnectException | java.net.http.HttpConnectTimeoutException e) {
+                last = e; // that namenode is down: the next one
+            }
+        }
+        throw last;
+    }
+
+    private Reply sendTo(String url, String method, byte[] body) throws IOException, InterruptedException {
+        for (int redirects = 0; ; redirects++) {
+            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10))
+                    .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofByteArray(body));
+            if (body != null) {
+                b.header("Content-Type", "application/json");
+            }
+            HttpResponse<byte[]> r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+            var location = r.headers().firstValue("Location");
+            if (r.statusCode() == 307 && location.isPresent() && redirects < MAX_REDIRECTS) {
+                url = URI.create(url).resolve(location.get()).toString();
+                continue;
+            }
+            JsonNode json = r.body().length == 0 ? null : JSON.readTree(r.body());
+            return new Reply(r.statusCode(), json);
+        }
     }
 
     /** True when the namenode answers and sees {@code storageCount} live nodes formed into groups. */

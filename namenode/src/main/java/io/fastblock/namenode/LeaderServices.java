@@ -33,7 +33,7 @@ final class LeaderServices implements AutoCloseable {
     static LeaderServices start(CuratorFramework zk, GroupStore groups, NodeStore nodes, NameNodeConfig config,
                                 LayerSealer sealer) {
         Deque<AutoCloseable> running = new ArrayDeque<>();
-        GroupFormation formation = new GroupFormation(zk, groups, nodes);
+        GroupFormation formation = new GroupFormation(zk, groups, nodes, config.formationSettle());
         formation.start();
         running.push(formation);
         ChainRepair repair = new ChainRepair(zk, groups, nodes, config.maxConcurrentJoins(), config.rejoinWindow());

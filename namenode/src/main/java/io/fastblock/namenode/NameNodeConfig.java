@@ -30,11 +30,14 @@ import java.time.Duration;
  *                         replacement in the groups it left (it catches up by delta)
  * @param fenceTimeout     how long each live storage server gets to confirm a FENCE (a write lease moves,
  *                         a layer is sealed); past it the request answers 503 and is asked again
+ * @param formationSettle  the first replication groups are formed once the set of live storage nodes
+ *                         has not changed for this long (servers started together all get groups)
  */
 public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, String zkConnect, int zkPort,
                              long chunkSize, int replication, String apiToken, String tlsKeystore,
                              String tlsPassword, String advertiseUrl, double oversubscription, Duration leaseTtl,
-                             int maxConcurrentJoins, Duration rejoinWindow, Duration fenceTimeout) {
+                             int maxConcurrentJoins, Duration rejoinWindow, Duration fenceTimeout,
+                             Duration formationSettle) {
 
     public NameNodeConfig {
         if (httpPort < 0 || httpPort > 65535) {
@@ -61,6 +64,9 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         }
         if (fenceTimeout.toMillis() < 100) {
             throw new IllegalArgumentException("--fence-timeout-ms must be at least 100, got " + fenceTimeout.toMillis());
+        }
+        if (formationSettle.isNegative()) {
+            throw new IllegalArgumentException("--formation-settle-ms must be >= 0, got " + formationSettle.toMillis());
         }
         if (maxConcurrentJoins < 1) {
             throw new IllegalArgumentException("--max-concurrent-joins must be >= 1, got " + maxConcurrentJoins);
@@ -94,6 +100,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         int joins = cl.getInt("max-concurrent-joins", 2);
         long rejoinS = cl.getLong("rejoin-window-s", 300);
         long fenceMs = cl.getLong("fence-timeout-ms", 10_000);
+        long settleMs = cl.getLong("formation-settle-ms", 2_000);
         cl.rejectUnknown();
         long chunkSize;
         try {
@@ -109,7 +116,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         }
         return new NameNodeConfig(dataDir, host, httpPort, zk, zkPort, chunkSize, replication, token, keystore,
                 password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofSeconds(rejoinS),
-                Duration.ofMillis(fenceMs));
+                Duration.ofMillis(fenceMs), Duration.ofMillis(settleMs));
     }
 
     public boolean embeddedZooKeeper() {
@@ -123,6 +130,6 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
     public NameNodeConfig withZkConnect(String connect) {
         return new NameNodeConfig(dataDir, listenHost, httpPort, connect, zkPort, chunkSize, replication, apiToken,
                 tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, rejoinWindow,
-                fenceTimeout);
+                fenceTimeout, formationSettle);
     }
 }

@@ -33,9 +33,17 @@ import org.slf4j.LoggerFactory;
  * (method and body kept); a standby that knows no leader answers 503 {@code NOT_LEADER}, and the
  * next URL is tried. Error answers become {@link NamenodeException}s with the contract's code and
  * message; no namenode reachable becomes {@link NamenodeUnavailableException}.
+ *
+ * <p>A change (any method but GET: a chunk allocation, a lease) needs the leader. When no URL takes it
+ * because the leader just died and no standby leads yet (unreachable or 503 everywhere), the round is
+ * repeated every {@link #FAILOVER_PAUSE} for up to {@link #FAILOVER_WAIT}, which outlasts an election
+ * (the dead leader's ZooKeeper session expiring): a write to a new chunk waits for the new leader
+ * instead of failing. Reads are served by any namenode and fail at once.
  */
 public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NamenodeClient.class);
+    static final Duration FAILOVER_WAIT = Duration.ofSeconds(10);
+    static final Duration FAILOVER_PAUSE = Duration.ofMillis(250);
     private static final ObjectMapper JSON = new ObjectMapper()
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
@@ -239,11 +247,18 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
     /** Sends the request to the preferred namenode, then the others in order; the body of a 2xx answer. */
     private CompletableFuture<byte[]> call(String method, String path, String jsonBody) {
         int start = preferred.get();
-        return attempt(method, path, jsonBody, start, 0, null);
+        long failoverDeadline = "GET".equals(method) ? 0 : System.nanoTime() + FAILOVER_WAIT.toNanos();
+        return attempt(method, path, jsonBody, start, 0, null, failoverDeadline);
     }
 
     private CompletableFuture<byte[]> attempt(String method, String path, String jsonBody, int start, int tried,
-                                              Throwable lastFailure) {
+                                              Throwable lastFailure, long failoverDeadline) {
+        if (tried >= baseUrls.size() && failoverDeadline != 0 && System.nanoTime() < failoverDeadline) {
+            LOG.debug("no namenode leads for {} {} yet: {}", method, path, String.valueOf(lastFailure));
+            return CompletableFuture.supplyAsync(() -> attempt(method, path, jsonBody, start, 0, lastFailure,
+                    failoverDeadline), CompletableFuture.delayedExecutor(FAILOVER_PAUSE.toMillis(),
+                    TimeUnit.MILLISECONDS, executor)).thenCompose(f -> f);
+        }
         if (tried >= baseUrls.size()) {
             return CompletableFuture.failedFuture(new NamenodeUnavailableException(
                     "no namenode reachable at " + baseUrls + " for " + method + " " + path
@@ -274,13 +289,13 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
                 Throwable cause = unwrap(err);
                 if (cause instanceof IOException) {
                     LOG.debug("namenode {} unreachable for {} {}: {}", base, method, path, cause.toString());
-                    return attempt(method, path, jsonBody, start, tried + 1, cause);
+                    return attempt(method, path, jsonBody, start, tried + 1, cause, failoverDeadline);
                 }
                 return CompletableFuture.<byte[]>failedFuture(cause);
             }
             if (resp.statusCode() == 503) {
                 NamenodeException e = toException(resp);
-                return attempt(method, path, jsonBody, start, tried + 1, e);
+                return attempt(method, path, jsonBody, start, tried + 1, e, failoverDeadline);
             }
             preferred.set(index);
             if (resp.statusCode() / 100 == 2) {

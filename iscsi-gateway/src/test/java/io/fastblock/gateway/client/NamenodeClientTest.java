@@ -127,6 +127,22 @@ class NamenodeClientTest {
     }
 
     @Test
+    void aChangeWaitsForANewLeaderWhileNoNamenodeLeads() throws Exception {
+        namenode.forcedStatus = 503; // the leader died; the standby has not taken over yet
+        long t0 = System.nanoTime();
+        CompletableFuture<ChunkLocation> allocation = client.allocateChunk("vol1", 3);
+        Thread.sleep(1_000);
+        assertFalse(allocation.isDone(), "a change is retried while no namenode leads");
+        namenode.forcedStatus = 0; // elected
+        assertTrue(get(allocation).allocated());
+        assertTrue(System.nanoTime() - t0 < NamenodeClient.FAILOVER_WAIT.toNanos());
+        namenode.forcedStatus = 503;
+        assertInstanceOf(NamenodeUnavailableException.class, failure(client.lookupChunk("vol1", 3)),
+                "reads are served by any namenode: no waiting for a leader");
+        namenode.forcedStatus = 0;
+    }
+
+    @Test
     void aStandbyAnswering503IsSkipped() throws Exception {
         FakeNamenode standby = new FakeNamenode(List.of(new NodeAddress("127.0.0.1", 9401)));
         try {

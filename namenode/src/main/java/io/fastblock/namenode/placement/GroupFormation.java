@@ -7,9 +7,9 @@ import io.fastblock.protocol.meta.ZkPaths;
 import io.fastblock.protocol.meta.NodeRecord;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
@@ -21,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * after every change under {@code /fastblock/live}; checks run one at a time on their own thread so
  * ZooKeeper's event thread never blocks.
  *
+ * <p>With a settle time, the groups are formed only once the set of live nodes has not changed for
+ * that long, so servers started together all get groups (the first three to register would
+ * otherwise take every group, and the others would only ever be replacements).
+ *
  * <p>Only the initial formation happens here: failed nodes are handled by the chain repair
  * ({@code io.fastblock.namenode.repair}); nodes added after the groups exist are only used as
  * replacements so far (no new groups are formed for them).
@@ -31,15 +35,24 @@ public final class GroupFormation implements AutoCloseable {
     private final GroupStore groups;
     private final NodeStore nodes;
     private final CuratorCache liveCache;
-    private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
+    private final long settleNanos;
+    private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "group-formation");
         t.setDaemon(true);
         return t;
     });
+    private List<String> lastLive = List.of(); // worker-confined
+    private long stableSince;
 
     public GroupFormation(CuratorFramework zk, GroupStore groups, NodeStore nodes) {
+        this(zk, groups, nodes, java.time.Duration.ZERO);
+    }
+
+    /** {@code settle}: how long the live set must stay the same before the groups are formed. */
+    public GroupFormation(CuratorFramework zk, GroupStore groups, NodeStore nodes, java.time.Duration settle) {
         this.groups = groups;
         this.nodes = nodes;
+        this.settleNanos = settle.toNanos();
         this.liveCache = CuratorCache.build(zk, ZkPaths.LIVE);
         liveCache.listenable().addListener((type, oldData, data) -> requestCheck());
     }
@@ -77,6 +90,9 @@ public final class GroupFormation implements AutoCloseable {
                 live.add(n.record());
             }
         }
+        if (settleNanos > 0 && live.size() >= GroupLayout.REPLICAS && !settled(live)) {
+            return false;
+        }
         List<GroupRecord> layout = GroupLayout.form(live);
         if (layout.isEmpty()) {
             LOG.info("{} storage node(s) live, waiting for {} to form replication groups", live.size(),
@@ -89,6 +105,28 @@ public final class GroupFormation implements AutoCloseable {
                     live.stream().map(NodeRecord::id).toList());
         }
         return created;
+    }
+
+    /** Whether {@code live} has been the live set for the settle time; if not, a check is scheduled for then. */
+    private boolean settled(List<NodeRecord> live) {
+        List<String> ids = live.stream().map(NodeRecord::id).sorted().toList();
+        long now = System.nanoTime();
+        if (!ids.equals(lastLive)) {
+            lastLive = ids;
+            stableSince = now;
+        }
+        long left = settleNanos - (now - stableSince);
+        if (left <= 0) {
+            return true;
+        }
+        try {
+            worker.schedule(this::checkQuietly, left, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+        LOG.info("{} storage node(s) live; forming the groups once that has not changed for {} ms", ids.size(),
+                TimeUnit.NANOSECONDS.toMillis(settleNanos));
+        return false;
     }
 
     @Override

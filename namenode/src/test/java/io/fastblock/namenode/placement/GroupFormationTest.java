@@ -85,6 +85,27 @@ class GroupFormationTest {
     }
 
     @Test
+    void withASettleTimeServersStartedTogetherAllGetGroups() throws Exception {
+        try (GroupFormation settling = new GroupFormation(zk, groups, nodes, java.time.Duration.ofMillis(1500))) {
+            live("a");
+            live("b");
+            live("c");
+            assertFalse(settling.check(), "three are live, but the set has only just changed");
+            live("d");
+            live("e");
+            assertFalse(settling.check());
+            assertTrue(groups.list().isEmpty());
+            settling.start(); // its scheduled re-check forms them once the set has been stable
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            while (groups.list().isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertEquals(GroupLayout.rotate(List.of("a", "b", "c", "d", "e")), groups.list(),
+                    "one group per node, all five");
+        }
+    }
+
+    @Test
     void startFormsGroupsForNodesThatWereAlreadyLive() throws Exception {
         live("n1");
         live("n2");

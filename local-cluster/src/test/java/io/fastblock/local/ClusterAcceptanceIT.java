@@ -1,0 +1,428 @@
+package io.fastblock.local;
+
+import static io.fastblock.local.VolumeChecks.MIB;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fastblock.bench.JobSpec;
+import io.fastblock.bench.LoadGenerator;
+import io.fastblock.bench.Report;
+import io.fastblock.protocol.ChainAddress;
+import io.fastblock.protocol.ChunkId;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Issue 5's acceptance, all real processes: a 3-server ZooKeeper ensemble, 2 namenodes, 5 storage
+ * servers in 3 racks and the iSCSI gateway, with the bench load generator writing verified data
+ * through the gateway while processes are killed with SIGKILL:
+ * <ol>
+ *   <li>the leader namenode dies under sequential writes that keep allocating new chunks: I/O goes on
+ *       and the longest a write waited (the gap) is under 10 s;</li>
+ *   <li>a storage server dies under random writes: no I/O error, every group is back to 3 live members
+ *       in 3 distinct racks, every affected chunk is identical on its 3 replicas, the volume verifies;</li>
+ *   <li>the ZooKeeper leader dies under writes: no I/O error, every storage server keeps its session,
+ *       the namenode still creates volumes;</li>
+ *   <li>a storage server killed under writes comes back after 30 s and catches up; the bytes its
+ *       catch-ups copied are reported against what the groups hold.</li>
+ * </ol>
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterAcceptanceIT {
+    private static final String VOLUME = "acc";
+    private static final long VOLUME_BYTES = 2048 * MIB;
+    private static final long CHUNK = 4 * MIB;
+    private static final long GAP_LIMIT_MS = 10_000;
+
+    /** Kept after the run (in target/) so a failure can be read in the servers' own logs. */
+    private static final Path dir = Path.of("target", "cluster-acceptance").toAbsolutePath();
+    private static LocalClusterConfig config;
+    private static LocalCluster cluster;
+    /** Bytes from offset 0 that hold bench-written data (the random-write phases stay inside it). */
+    private static long written;
+    private static String killedInStep3;
+
+    @BeforeAll
+    static void up() throws Exception {
+        deleteRecursively(dir);
+        int zk = FreePorts.consecutive(3);
+        int peers = FreePorts.consecutive(6);
+        int namenodes = FreePorts.consecutive(2);
+        int storage = FreePorts.consecutive(5);
+        int iscsi = FreePorts.consecutive(1);
+        config = LocalClusterConfig.fromArgs("--data-dir=" + dir.resolve("var"), "--zk-servers=3",
+                "--zk-port=" + zk, "--zk-peer-port=" + peers, "--namenodes=2", "--namenode-port=" + namenodes,
+                "--storage-count=5", "--storage-port=" + storage, "--racks=3", "--iscsi-port=" + iscsi,
+                "--chunk-size=4M", "--no-demo", "--child-heap=192m");
+        cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
+        NamenodeAdmin admin = cluster.admin();
+        assertEquals(201, admin.createVolume(VOLUME, "2G", "4M").status());
+        assertEquals(201, admin.createOpenExport(VOLUME).status());
+    }
+
+    @AfterAll
+    static void down() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /**
+     * One group per node, each node head, middle and tail once: with 5 nodes in racks of 2, 2 and 1 not
+     * every group can span 3 racks (the rack of 1 would be in every group), so the layout puts as many
+     * as it can in 3 racks and the rest in 2, always on 3 hosts.
+     */
+    @Test
+    @Order(1)
+    void groupsSpreadOverRacksAndHosts() throws Exception {
+        VolumeChecks.awaitGroups(cluster.admin(), g -> healedAcrossDomains(g, Map.of()), 60, "3 live members, 3 hosts");
+        Map<Integer, Integer> racks = rackCounts();
+        System.out.println("racks per group: " + racks);
+        assertEquals(config.storageCount(), racks.size(), "one group per storage server");
+        assertTrue(racks.values().stream().allMatch(n -> n >= 2), racks.toString());
+        assertTrue(racks.values().stream().filter(n -> n == 3).count() >= 3, "most groups span 3 racks: " + racks);
+    }
+
+    @Test
+    @Order(2)
+    void killingTheLeaderNamenodeUnderIoStallsItLessThanTenSeconds() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        // Sequential writes: a new 4 MiB chunk every 16 writes, each allocated by the leader namenode.
+        CompletableFuture<Report> io = bench("--rw", "write", "--bs", "256k", "--iodepth", "4", "--runtime", "30s",
+                "--span", Long.toString(VOLUME_BYTES), "--seed", "1");
+        Thread.sleep(10_000);
+        assertFalse(io.isDone(), "the load ended before the kill");
+        String leaderUrl = admin.get("/v1/status").body().get("namenode").get("leaderUrl").asText();
+        String leader = namenodeProcess(leaderUrl);
+        int allocatedAtKill = allocatedChunks();
+        cluster.processes().get(leader).kill();
+        long killedAt = System.nanoTime();
+        Report r = io.get(120, TimeUnit.SECONDS);
+        long maxWaitMs = TimeUnit.NANOSECONDS.toMillis(r.total(false).latency().max());
+        int allocatedAfter = allocatedChunks();
+        System.out.printf("namenode leader %s killed %.1f s into the load; writes: %d I/Os, %.1f MB/s, longest"
+                        + " write %d ms (the I/O gap); chunks allocated %d at the kill, %d after%n", leader,
+                10.0, r.total(false).ios(), r.total(false).bytes() / 1e6 / (r.totalNanos() / 1e9), maxWaitMs,
+                allocatedAtKill, allocatedAfter);
+        assertEquals(0, r.errors(), "I/O errors across the namenode failover: " + errorSamples(r));
+        assertEquals(0, r.mismatches());
+        assertTrue(allocatedAfter > allocatedAtKill, "no chunk was allocated after the kill: the failover was not"
+                + " exercised by the load");
+        assertTrue(maxWaitMs < GAP_LIMIT_MS, "a write waited " + maxWaitMs + " ms across the namenode failover");
+        written = Math.min(VOLUME_BYTES, (long) allocatedAfter * CHUNK);
+        cluster.restart(leader); // two namenodes again for what follows
+        System.out.printf("namenode %s back %.1f s after its kill%n", leader, (System.nanoTime() - killedAt) / 1e9);
+    }
+
+    @Test
+    @Order(3)
+    void killingAStorageServerUnderIoHealsToThreeRacksAndTheDataVerifies() throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        CompletableFuture<Report> io = bench("--rw", "randwrite", "--bs", "64k", "--iodepth", "4", "--runtime", "25s",
+                "--span", Long.toString(written), "--seed", "2");
+        Thread.sleep(6_000);
+        assertFalse(io.isDone(), () -> "the load ended before the kill: " + errorSamples(io.join()));
+        String victim = busiestNode(Set.of());
+        Map<Integer, Integer> racksBefore = rackCounts();
+        Set<Integer> affected = groupsOf(victim);
+        cluster.processes().get(victim).kill();
+        killedInStep3 = victim;
+        Report r = io.get(120, TimeUnit.SECONDS);
+        System.out.printf("%s killed under random writes: %d I/Os, longest write %d ms, errors %d%n", victim,
+                r.total(false).ios(), TimeUnit.NANOSECONDS.toMillis(r.total(false).latency().max()), r.errors());
+        assertEquals(0, r.errors(), "I/O errors while a storage server died: " + errorSamples(r));
+        assertEquals(0, r.mismatches());
+
+        long t0 = System.nanoTime();
+        VolumeChecks.awaitGroups(admin, g -> healedAcrossDomains(g, racksBefore) && !VolumeChecks.hasMember(g, victim),
+                240, "3 live members on 3 hosts, in as many racks as before, without " + victim);
+        System.out.printf("groups healed %.1f s after the load ended (%d groups had %s)%n",
+                (System.nanoTime() - t0) / 1e9, affected.size(), victim);
+        int compared = assertAffectedChunksIdentical(affected);
+        System.out.printf("%d chunks of the affected groups identical on their 3 replicas%n", compared);
+        assertTrue(compared > 0, "the killed server held none of the volume's chunks: nothing was tested");
+        verifyWholeVolume(3);
+    }
+
+    @Test
+    @Order(4)
+    void losingTheZooKeeperLeaderIsSurvived() throws Exception {
+        String zkLeader = null;
+        for (int i = 0; i < config.zkServers(); i++) {
+            ZooKeeperPeer.Server s = config.zkEnsemble().get(i);
+            if (ZooKeeperPeer.mode(s.host(), s.clientPort()).filter("leader"::equals).isPresent()) {
+                zkLeader = LocalCluster.zookeeperName(i + 1);
+            }
+        }
+        assertTrue(zkLeader != null, "no ZooKeeper server says it leads");
+        int liveBefore = liveNodes();
+        CompletableFuture<Report> io = bench("--rw", "randwrite", "--bs", "64k", "--iodepth", "4", "--runtime", "20s",
+                "--span", Long.toString(written), "--seed", "4");
+        Thread.sleep(5_000);
+        cluster.processes().get(zkLeader).kill();
+        Report r = io.get(120, TimeUnit.SECONDS);
+        System.out.printf("ZooKeeper leader %s killed under writes: %d I/Os, longest write %d ms, errors %d%n",
+                zkLeader, r.total(false).ios(), TimeUnit.NANOSECONDS.toMillis(r.total(false).latency().max()),
+                r.errors());
+        assertEquals(0, r.errors(), "I/O errors while the ZooKeeper leader died: " + errorSamples(r));
+        assertEquals(0, r.mismatches());
+        NamenodeAdmin admin = cluster.admin();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int status = 0;
+        while (System.nanoTime() < deadline && status != 201) {
+            status = admin.createVolume("after-zk-leader", "1G", null).status();
+            if (status != 201) {
+                Thread.sleep(500);
+            }
+        }
+        assertEquals(201, status, "the namenode creates volumes again after the ZooKeeper leader died");
+        assertEquals(liveBefore, liveNodes(), "storage servers keep their sessions");
+        cluster.restart(zkLeader);
+    }
+
+    @Test
+    @Order(5)
+    void aServerBackAfterThirtySecondsCatchesUp() throws Exception {
+        // The server killed in step 3 stayed away while step 4 ran; another member dies now, under writes.
+        String away = killedInStep3;
+        String victim = busiestNode(Set.of(away));
+        Path log = cluster.processes().get(victim).logFile();
+        CompletableFuture<Report> io = bench("--rw", "randwrite", "--bs", "64k", "--iodepth", "4", "--runtime", "20s",
+                "--span", Long.toString(written), "--seed", "5");
+        Thread.sleep(3_000);
+        cluster.processes().get(victim).kill();
+        long killedAt = System.nanoTime();
+        Report during = io.get(120, TimeUnit.SECONDS);
+        assertEquals(0, during.errors(), "I/O errors while " + victim + " died: " + errorSamples(during));
+        long away = TimeUnit.SECONDS.toNanos(30) - (System.nanoTime() - killedAt);
+        if (away > 0) {
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(away));
+        }
+        long mark = Files.size(log);
+        cluster.restart(victim);
+        cluster.restart(away);
+        Map<Integer, Integer> racksNow = rackCounts();
+        VolumeChecks.awaitGroups(cluster.admin(), g -> healedAcrossDomains(g, racksNow), 240,
+                "3 live members on 3 hosts");
+        long copied = 0;
+        int catchUps = 0;
+        Matcher m = CAUGHT_UP.matcher(since(log, mark));
+        while (m.find()) {
+            copied += Long.parseLong(m.group(1));
+            catchUps++;
+        }
+        long held = 0;
+        for (JsonNode g : cluster.admin().get("/v1/groups").body().get("groups")) {
+            if (VolumeChecks.hasMember(g, victim)) {
+                held += chunksIn(g.get("id").asInt()) * CHUNK;
+            }
+        }
+        System.out.printf("%s back after %.1f s: %d catch-up(s) copied %d bytes; its groups hold %d allocated bytes"
+                        + " of this volume (a full copy)%n", victim, (System.nanoTime() - killedAt) / 1e9, catchUps,
+                copied, held);
+        verifyWholeVolume(6);
+    }
+
+    private static final Pattern CAUGHT_UP = Pattern.compile("caught up from \\S+ \\((\\d+) bytes copied");
+
+    // ------------------------------------------------------------------ helpers
+
+    private static CompletableFuture<Report> bench(String... args) {
+        List<String> all = new ArrayList<>(List.of("--url", cluster.iscsiUrl(VOLUME), "--ramp", "0s", "--verify",
+                "--time-limit", "3m"));
+        all.addAll(List.of(args));
+        JobSpec spec = JobSpec.parse(all.toArray(String[]::new));
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return LoadGenerator.run(spec);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    /** Reads every written byte back through the gateway; each sector must be intact bench data or zeros. */
+    private static void verifyWholeVolume(int seed) throws Exception {
+        Report r = bench("--rw", "read", "--bs", "1M", "--iodepth", "4", "--size", Long.toString(written),
+                "--span", Long.toString(written), "--seed", Integer.toString(seed)).get(180, TimeUnit.SECONDS);
+        System.out.printf("read back %d MB through the gateway: errors %d, mismatches %d%n",
+                r.total(true).bytes() / 1_000_000, r.errors(), r.mismatches());
+        assertEquals(0, r.errors(), errorSamples(r));
+        assertEquals(0, r.mismatches());
+        assertTrue(r.total(true).bytes() >= written, "read " + r.total(true).bytes() + " of " + written);
+    }
+
+    private static String namenodeProcess(String url) {
+        for (int i = 1; i <= config.namenodeCount(); i++) {
+            if (config.namenodeUrl(i).equals(url)) {
+                return LocalCluster.namenodeName(i);
+            }
+        }
+        throw new AssertionError("no namenode at " + url);
+    }
+
+    private static int allocatedChunks() throws Exception {
+        return cluster.admin().get("/v1/volumes/" + VOLUME).body().get("allocatedChunks").asInt();
+    }
+
+    private static int liveNodes() throws Exception {
+        int live = 0;
+        for (JsonNode n : cluster.admin().get("/v1/nodes").body().get("nodes")) {
+            live += n.get("live").asBoolean() ? 1 : 0;
+        }
+        return live;
+    }
+
+    private static Map<String, String> racks() throws Exception {
+        Map<String, String> out = new HashMap<>();
+        for (JsonNode n : cluster.admin().get("/v1/nodes").body().get("nodes")) {
+            out.put(n.get("id").asText(), n.path("labels").path("rack").asText(""));
+        }
+        return out;
+    }
+
+    /** Distinct racks among each group's members, by group id. */
+    private static Map<Integer, Integer> rackCounts() throws Exception {
+        Map<String, String> racks = racks();
+        Map<Integer, Integer> out = new java.util.TreeMap<>();
+        for (JsonNode g : cluster.admin().get("/v1/groups").body().get("groups")) {
+            Set<String> seen = new HashSet<>();
+            for (JsonNode m : g.get("members")) {
+                seen.add(racks.get(m.get("id").asText()));
+            }
+            out.put(g.get("id").asInt(), seen.size());
+        }
+        return out;
+    }
+
+    /**
+     * 3 live members (nobody joining) on 3 distinct hosts, in at least as many distinct racks as the
+     * group had in {@code racksBefore}: a replacement never shares a survivor's rack when another rack
+     * has room.
+     */
+    private static boolean healedAcrossDomains(JsonNode group, Map<Integer, Integer> racksBefore) {
+        if (!VolumeChecks.healed(group)) {
+            return false;
+        }
+        try {
+            Map<String, String> racks = racks();
+            Set<String> rackSet = new HashSet<>();
+            Set<String> hosts = new HashSet<>();
+            for (JsonNode m : group.get("members")) {
+                if (!m.get("live").asBoolean()) {
+                    return false;
+                }
+                rackSet.add(racks.get(m.get("id").asText()));
+                hosts.add(m.get("id").asText());
+            }
+            return hosts.size() == 3 && rackSet.size() >= racksBefore.getOrDefault(group.get("id").asInt(), 0);
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    private static String errorSamples(Report r) {
+        return r.volumes().stream().flatMap(v -> v.errorSamples().stream()).toList().toString();
+    }
+
+    private static void deleteRecursively(Path p) throws java.io.IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(q);
+            }
+        }
+    }
+
+    /** The live storage server in the most groups, other than {@code except}. */
+    private static String busiestNode(Set<String> except) throws Exception {
+        Map<String, Integer> count = new java.util.TreeMap<>();
+        for (JsonNode g : cluster.admin().get("/v1/groups").body().get("groups")) {
+            for (JsonNode m : g.get("members")) {
+                if (m.get("live").asBoolean() && !except.contains(m.get("id").asText())) {
+                    count.merge(m.get("id").asText(), 1, Integer::sum);
+                }
+            }
+        }
+        return count.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+    }
+
+    private static Set<Integer> groupsOf(String node) throws Exception {
+        Set<Integer> out = new HashSet<>();
+        for (JsonNode g : cluster.admin().get("/v1/groups").body().get("groups")) {
+            if (VolumeChecks.hasMember(g, node)) {
+                out.add(g.get("id").asInt());
+            }
+        }
+        return out;
+    }
+
+    private static long chunksIn(int groupId) throws Exception {
+        long n = 0;
+        for (long c = 0; c * CHUNK < written; c++) {
+            JsonNode lookup = cluster.admin().get("/v1/volumes/" + VOLUME + "/chunks/" + c).body();
+            if (lookup.get("allocated").asBoolean() && lookup.get("group").get("id").asInt() == groupId) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Every allocated chunk in {@code groups} reads the same on all 3 members (each its own copy). */
+    private static int assertAffectedChunksIdentical(Set<Integer> groups) throws Exception {
+        NamenodeAdmin admin = cluster.admin();
+        JsonNode vol = admin.get("/v1/volumes/" + VOLUME).body();
+        long writeId = vol.path("topLayer").asLong(vol.get("id").asLong());
+        long epoch = admin.get("/v1/volumes/" + VOLUME + "/lease").body().get("epoch").asLong();
+        int compared = 0;
+        for (long c = 0; c * CHUNK < written; c++) {
+            JsonNode lookup = admin.get("/v1/volumes/" + VOLUME + "/chunks/" + c).body();
+            if (!lookup.get("allocated").asBoolean() || !groups.contains(lookup.get("group").get("id").asInt())) {
+                continue;
+            }
+            JsonNode group = lookup.get("group");
+            assertEquals(3, group.get("members").size(), group.toString());
+            ChainAddress chain = new ChainAddress(group.get("id").asInt(), group.get("chainVersion").asLong(), epoch);
+            byte[] first = null;
+            for (JsonNode member : group.get("members")) {
+                byte[] copy = VolumeChecks.readReplica(member.get("host").asText(), member.get("port").asInt(), chain,
+                        new ChunkId(writeId, c), (int) CHUNK);
+                if (first == null) {
+                    first = copy;
+                } else {
+                    assertArrayEquals(first, copy, "chunk " + c + " on " + member.get("id").asText());
+                }
+            }
+            compared++;
+        }
+        return compared;
+    }
+
+    private static String since(Path log, long mark) throws Exception {
+        byte[] all = Files.readAllBytes(log);
+        int from = (int) Math.min(mark, all.length);
+        return new String(all, from, all.length - from, StandardCharsets.UTF_8);
+    }
+}
