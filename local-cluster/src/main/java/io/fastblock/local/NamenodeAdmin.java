@@ -61,9 +61,7 @@ public final class NamenodeAdmin {
     public Reply patch(String path, Object body) throws IOException, InterruptedException {
         byte[] bytes = body instanceof String s ? s.getBytes(java.nio.charset.StandardCharsets.UTF_8)
                 : JSON.writeValueAsBytes(body);
-        return send(HttpRequest.newBuilder(URI.create(baseUrl + path))
-                .header("Content-Type", "application/json")
-                .method("PATCH", HttpRequest.BodyPublishers.ofByteArray(bytes)));
+        return send(path, "PATCH", bytes);
     }
 
     public Reply createVolume(String name, String size, String chunkSize) throws IOException, InterruptedException {
