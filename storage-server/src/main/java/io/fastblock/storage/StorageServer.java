@@ -139,6 +139,8 @@ public final class StorageServer implements AutoCloseable {
             return t;
         });
         copyLimiter = new io.fastblock.storage.io.ByteRateLimiter(config.background().copyBytesPerSecond());
+        // Rewriting chunk files sparse after small trims is background copying like re-replication.
+        chunks.compactionPacedBy(copyLimiter);
         ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking, config.tailLayout());
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 ownLog(), workers,

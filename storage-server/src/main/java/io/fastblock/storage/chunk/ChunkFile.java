@@ -32,7 +32,8 @@ final class ChunkFile implements Closeable {
     private static final ThreadLocal<ByteBuffer> SUMS = ThreadLocal.withInitial(() -> ByteBuffer.allocate(64 * 4));
 
     private final ChunkId chunk;
-    private final FileIo data;
+    /** Replaced only by {@link #replaceData} (compaction), on the chunk's stripe like every other use. */
+    private FileIo data;
     private final FileIo sums;
     private final AllocationMap map;
 
@@ -45,6 +46,11 @@ final class ChunkFile implements Closeable {
 
     static Path sidecarOf(Path dataFile) {
         return dataFile.resolveSibling(dataFile.getFileName() + ".crc");
+    }
+
+    /** Where {@link ChunkSparsifier} builds the compacted copy; a leftover one is deleted when the store opens. */
+    static Path sparseTempOf(Path dataFile) {
+        return dataFile.resolveSibling(dataFile.getFileName() + ".sparse");
     }
 
     static Path mapOf(Path dataFile) {
@@ -315,7 +321,8 @@ final class ChunkFile implements Closeable {
      * becomes a hole (its blocks return), a smaller one is overwritten with zeros: it reads and
      * counts right but keeps its blocks until the chunk is cut or removed.
      */
-    void trim(long offset, long length) throws IOException {
+    long trim(long offset, long length) throws IOException {
+        long zeroWritten = 0;
         if (offset % BLOCK != 0 || length % BLOCK != 0) {
             throw new IllegalArgumentException("trim of " + offset + "+" + length + " is not block-aligned");
         }
@@ -331,6 +338,10 @@ final class ChunkFile implements Closeable {
             } else {
                 // Large ranges become holes where the file layer can punch them (see io.HolePunch).
                 data.zeroRange(offset, length);
+                if (length < io.fastblock.storage.io.HolePunch.MIN_BYTES) {
+                    // Zero-written, so still on disk until a compaction rewrites the file sparse.
+                    zeroWritten = length;
+                }
                 // 0 is the "never written" checksum, right for zeros.
                 ByteBuffer none = ByteBuffer.allocate((int) Math.min(length / BLOCK * 4, 1 << 16));
                 long sumEnd = Math.min(end / BLOCK * 4, sums.size());
@@ -348,6 +359,79 @@ final class ChunkFile implements Closeable {
         } else {
             map.set(offset / BLOCK, length / BLOCK, false);
         }
+        return zeroWritten;
+    }
+
+    /**
+     * Copies the allocated blocks among {@code [first, first + count)} of the data file into
+     * {@code dst} at the same offsets; with {@code zeroRest} the other blocks that {@code dst}
+     * already spans are overwritten with zeros (a range written or trimmed after an earlier copy
+     * of it). Raw bytes, no checksum check: the copy must equal the file, bad blocks included, so
+     * the sidecar stays true for it. Returns the bytes copied.
+     */
+    long copyAllocated(FileIo dst, long first, long count, boolean zeroRest) throws IOException {
+        long size = data.size();
+        long from = first * BLOCK;
+        long end = Math.min((first + count) * BLOCK, size);
+        if (end <= from) {
+            return 0;
+        }
+        long copied = 0;
+        long at = from;
+        for (io.fastblock.protocol.Extents.Range r : map.extents(from, end - from, BLOCK).ranges()) {
+            if (zeroRest && r.offset() > at) {
+                zeroWithin(dst, at, r.offset());
+            }
+            for (long o = r.offset(); o < r.end(); o += BLOCK * 64) {
+                int n = (int) Math.min(BLOCK * 64, r.end() - o);
+                ByteBuffer b = scratch(n);
+                data.readFully(b, o);
+                b.flip();
+                dst.writeFully(b, o);
+                copied += n;
+            }
+            at = r.end();
+        }
+        if (zeroRest && at < end) {
+            zeroWithin(dst, at, end);
+        }
+        return copied;
+    }
+
+    private static void zeroWithin(FileIo dst, long from, long to) throws IOException {
+        long stop = Math.min(to, dst.size());
+        if (stop > from) {
+            dst.zeroRange(from, stop - from);
+        }
+    }
+
+    /**
+     * Gives the compacted copy at {@code temp} the data file's length, makes it durable, and puts
+     * it in the data file's place by an atomic rename (then syncs the directory). A crash before
+     * the rename leaves the old file whole (the temp is deleted at the next open), one after it
+     * the complete new file; checksums and allocation map describe both alike.
+     */
+    void replaceData(FileIo temp, FileIoFactory files) throws IOException {
+        long size = data.size();
+        if (temp.size() > size) {
+            temp.truncate(size);
+        } else if (temp.size() < size) {
+            // A hole up to the end: the last byte gives the file its length (zeros, as the original reads).
+            temp.writeFully(ByteBuffer.allocate(1), size - 1);
+        }
+        temp.force(true);
+        Path target = data.path();
+        Path from = temp.path();
+        temp.close();
+        data.close();
+        try {
+            java.nio.file.Files.move(from, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } finally {
+            // Reopened either way: the new file after the rename, the untouched old one if it failed.
+            data = files.open(target, false);
+        }
+        files.syncDirectory(target.getParent());
     }
 
     /** Allocated ranges within {@code [offset, offset + length)}. */

@@ -103,6 +103,11 @@ public final class ChunkStore implements Closeable {
             return false;
         }
 
+        /** The ranges written or trimmed since the watch began, as {@code {from, to}}. */
+        synchronized List<long[]> touchedRanges() {
+            return List.copyOf(written);
+        }
+
         /** {@code [from, to)} minus the written ranges, in order. */
         private synchronized List<long[]> untouched(long from, long to) {
             List<long[]> out = new ArrayList<>();
@@ -152,6 +157,7 @@ public final class ChunkStore implements Closeable {
     private final ConcurrentHashMap<ChunkId, CompletableFuture<Void>> resynced = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, List<WriteWatch>> watches = new ConcurrentHashMap<>();
     private final List<DirtyChunks.Entry> toResync;
+    private final ChunkSparsifier sparsifier;
     private volatile boolean closed;
 
     public ChunkStore(Path dataDir, int ioThreads) throws IOException {
@@ -170,6 +176,7 @@ public final class ChunkStore implements Closeable {
         if (fresh) {
             files.syncDirectory(dataDir);
         }
+        removeSparseTemps();
         this.record = DirtyChunks.open(root, files);
         DirtyChunks sequences = null;
         try {
@@ -200,6 +207,7 @@ public final class ChunkStore implements Closeable {
             t.setDaemon(true);
             return t;
         });
+        this.sparsifier = new ChunkSparsifier(this);
         long ms = Math.max(1, flushInterval.toMillis());
         flusher.scheduleWithFixedDelay(() -> {
             try {
@@ -330,6 +338,66 @@ public final class ChunkStore implements Closeable {
         return stripes[Math.floorMod(chunk.hashCode(), stripes.length)];
     }
 
+    /**
+     * Deletes compaction copies a crash left behind: the rename never happened, so the chunk's
+     * own file is the old, complete one (see {@link ChunkSparsifier}).
+     */
+    private void removeSparseTemps() throws IOException {
+        try (Stream<Path> vols = Files.list(root)) {
+            for (Path v : (Iterable<Path>) vols::iterator) {
+                if (!Files.isDirectory(v)) {
+                    continue;
+                }
+                boolean removed = false;
+                try (Stream<Path> cs = Files.list(v)) {
+                    for (Path c : (Iterable<Path>) cs::iterator) {
+                        if (c.getFileName().toString().endsWith(".sparse")) {
+                            files.delete(c);
+                            removed = true;
+                        }
+                    }
+                }
+                if (removed) {
+                    files.syncDirectory(v);
+                    LOG.info("chunk store: removed compaction copies left by a crash in {}", v);
+                }
+            }
+        }
+    }
+
+    /** Paces chunk compaction (the rewrite of a chunk file sparse after small trims) to {@code limiter}. */
+    public void compactionPacedBy(io.fastblock.storage.io.ByteRateLimiter limiter) {
+        sparsifier.pacedBy(limiter);
+    }
+
+    /** Rewrites the chunk's file sparse now (tests, admin); false if it has no file or changed meanwhile. */
+    public boolean compactNow(ChunkId chunk) throws IOException {
+        return sparsifier.compact(chunk);
+    }
+
+    /** Bytes of the chunk trimmed by zero-writing since its last compaction (still on disk). */
+    public long trimmedButAllocated(ChunkId chunk) {
+        return sparsifier.garbageOf(chunk);
+    }
+
+    ChunkSparsifier sparsifier() {
+        return sparsifier;
+    }
+
+    FileIoFactory files() {
+        return files;
+    }
+
+    /** The chunk's open file, or null; call on the chunk's stripe. */
+    ChunkFile openChunk(ChunkId chunk) throws IOException {
+        return file(chunk, false);
+    }
+
+    /** Runs {@code work} on the chunk's stripe and waits for it; never from a stripe thread. */
+    <T> T onStripeNow(ChunkId chunk, Callable<T> work) throws IOException {
+        return await(onStripe(chunk, work));
+    }
+
     private <T> CompletableFuture<T> onStripe(ChunkId chunk, Callable<T> work) {
         return CompletableFuture.supplyAsync(() -> {
             try {
@@ -414,7 +482,7 @@ public final class ChunkStore implements Closeable {
             if (whole) {
                 delete(chunk);
             } else {
-                f.trim(offset, length);
+                sparsifier.trimmed(chunk, f.trim(offset, length));
             }
         }
         t.writes++;
@@ -427,6 +495,7 @@ public final class ChunkStore implements Closeable {
 
     /** Deletes the chunk's files (on its stripe); the name's removal is made durable before this returns. */
     private void delete(ChunkId chunk) throws IOException {
+        sparsifier.forget(chunk);
         ChunkFile f = open.remove(chunk);
         if (f != null) {
             f.close();
@@ -628,7 +697,7 @@ public final class ChunkStore implements Closeable {
         return w;
     }
 
-    private void unwatch(WriteWatch w) {
+    void unwatch(WriteWatch w) {
         List<WriteWatch> ws = watches.get(w.chunk);
         if (ws != null) {
             synchronized (ws) {
@@ -665,6 +734,8 @@ public final class ChunkStore implements Closeable {
                     }
                     f.write(at, new ByteBuffer[]{good.nioBuffer(good.readerIndex() + i * ChunkFile.BLOCK, ChunkFile.BLOCK)},
                             false);
+                    // Other watchers (a compaction copying this chunk) must see the repaired block change.
+                    noteWritten(chunk, at, ChunkFile.BLOCK);
                     repaired += ChunkFile.BLOCK;
                 }
                 if (repaired > 0) {
@@ -900,6 +971,8 @@ public final class ChunkStore implements Closeable {
             return;
         }
         flusher.shutdownNow();
+        // Before the stripes stop: a compaction between two pieces gives up and deletes its copy.
+        sparsifier.close();
         for (ExecutorService s : stripes) {
             s.shutdown();
         }
