@@ -425,8 +425,7 @@ final class ChunkFile implements Closeable {
         temp.close();
         data.close();
         try {
-            java.nio.file.Files.move(from, target, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                    java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            files.rename(from, target);
         } finally {
             // Reopened either way: the new file after the rename, the untouched old one if it failed.
             data = files.open(target, false);

@@ -28,6 +28,16 @@ public interface FileIoFactory {
     }
 
     /**
+     * Atomically puts {@code from} in place of {@code to} (replacing it); the new name survives a
+     * power loss once the directory is synced. Goes through the factory so a fault-injecting disk
+     * moves the file's history with it.
+     */
+    default void rename(Path from, Path to) throws IOException {
+        java.nio.file.Files.move(from, to, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
      * Identifies the current boot of the machine: while it is unchanged the page cache has not
      * been lost, so a restart after a process crash finds every completed write in its files.
      * Linux's {@code /proc/sys/kernel/random/boot_id}; empty where there is none (treated as a new boot).

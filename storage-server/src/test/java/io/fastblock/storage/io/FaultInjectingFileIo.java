@@ -93,6 +93,25 @@ public final class FaultInjectingFileIo implements FileIo {
             return Files.deleteIfExists(p);
         }
 
+        /**
+         * The renamed file's history moves with it and the replaced file's goes. Simplification: the
+         * rename itself is taken as durable at once (callers force the source and sync the directory
+         * right after, so only that short window is not modelled).
+         */
+        @Override
+        public synchronized void rename(Path from, Path to) throws IOException {
+            checkUp();
+            Path f = from.toAbsolutePath().normalize();
+            Path t = to.toAbsolutePath().normalize();
+            FileIoFactory.super.rename(f, t);
+            FileState moved = files.remove(f);
+            files.remove(t);
+            if (moved != null) {
+                files.put(t, moved);
+            }
+            unsyncedNames.remove(f);
+        }
+
         @Override
         public synchronized void syncDirectory(Path dir) throws IOException {
             checkUp();
