@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import load_all_checks
 
 pytestmark = pytest.mark.functional
@@ -100,5 +100,9 @@ def test_linked_operations_in_sequence_match_the_openapi_file(namenode_url, live
             deadline=None,
             suppress_health_check=list(HealthCheck),
             derandomize=True,
+            # The server's state moves on between runs, so a replayed or shrunk sequence draws other
+            # links than the first time and hypothesis calls that flaky: generate only, no replay.
+            database=None,
+            phases=[Phase.explicit, Phase.generate],
         )
     )
