@@ -25,13 +25,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Scale of the metadata: 1,000 thin volumes of 1 TiB created, listed and deleted through the REST
- * API of a real namenode on a real ZooKeeper. A thin volume must cost a few znodes, not one per
+ * Scale of the metadata: thin volumes of 1 TiB created, listed and deleted through the REST API of
+ * a real namenode on a real ZooKeeper. {@code make test} runs 250 of them to keep CI inside its
+ * budget; the issue's 1,000 run by hand with {@code -Dfastblock.scale.volumes=1000}. A thin volume must cost a few znodes, not one per
  * chunk (16,384 chunks of 64 MiB each here), and deletion must leave no volume behind. Prints the
  * create latency percentiles and the ZooKeeper data size (docs/metadata.md quotes them).
  */
 class VolumeScaleIT {
-    private static final int VOLUMES = 1_000;
+    private static final int VOLUMES = Integer.getInteger("fastblock.scale.volumes", 250);
     private static final long TIB = 1L << 40;
 
     @TempDir
