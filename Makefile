@@ -18,7 +18,7 @@ up: build
 
 test: deps
 	$(MVN) verify
-	.venv/bin/python -m pytest -ra cinder-driver/tests
+	.venv/bin/python -m pytest -ra --durations=12 cinder-driver/tests
 
 clean:
 	$(MVN) -q clean
