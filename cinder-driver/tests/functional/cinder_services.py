@@ -218,7 +218,9 @@ service_down_time = 120
 rpc_response_timeout = 90
 volume_name_template = volume-%s
 [database]
-connection = sqlite:///{d}/cinder.sqlite
+# three services write one sqlite file: wait for its lock (pysqlite gives up after 5 s, which a
+# busy 2-core machine exceeds: "database is locked" failed an attachment update)
+connection = sqlite:///{d}/cinder.sqlite?timeout=60
 [oslo_concurrency]
 lock_path = {d}/locks
 [coordination]
