@@ -17,7 +17,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -28,8 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A storage server is killed (kill -9) under sustained random load with verification, from the
  * bench load generator through the gateway, and comes back while the load goes on: no command
  * fails, none takes as long as an initiator's abort timer (15 s), every read returns the last
- * acknowledged write, and every written block reads back exactly at the end. (That once the chains
- * have healed every replica holds the same bytes is checked too, but disabled for a known bug.)
+ * acknowledged write, and every written block reads back exactly at the end; once the chains have
+ * healed, every replica holds the same bytes.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FailureUnderLoadIT {
@@ -98,14 +97,11 @@ class FailureUnderLoadIT {
     }
 
     /**
-     * Once the chains have healed, every replica of every chunk holds the same bytes. Disabled: in
-     * every run so far the server that rejoined under this load missed writes (e.g. 129 4 KiB blocks
-     * over 11 of 16 chunks; the other two replicas agree and the initiator reads right data), a
-     * storage-server catch-up bug to fix before this is enabled.
+     * Once the chains have healed, every replica of every chunk holds the same bytes (the server
+     * that rejoined under load included).
      */
     @Test
     @Order(2)
-    @Disabled("storage-server: a server rejoining under write load misses writes; see the comment")
     void replicasAgreeOnceTheChainsHeal() throws Exception {
         VolumeChecks.awaitGroups(cluster.admin(), VolumeChecks::healed, 180, "3 members, nobody joining");
         assertReplicasAgree("busy");

@@ -339,6 +339,12 @@ final class GroupReplica {
         if (successor != null) {
             SentWrite entry = new SentWrite(sent.nextOrder(), w.chunk(), w.offset(), sequence, w.chain().leaseEpoch(),
                     data.retainedDuplicate(), w.isTrim() ? w.length() : -1, local, pos.tail());
+            if (!pos.tail()) {
+                // Applied here ahead of the tail: until the tail has it, this chunk's recorded
+                // sequence must not cover it (a returning member would keep a write the tail lacks).
+                entry.aheadOfTail = true;
+                ctx.storage().unconfirmedWrite(w.chunk());
+            }
             sent.add(entry);
             ctx.metrics().sentEntries.incrementAndGet();
             ctx.metrics().sentBytes.addAndGet(entry.bytes);
@@ -455,6 +461,9 @@ final class GroupReplica {
             return;
         }
         w.done = true;
+        if (w.aheadOfTail) {
+            ctx.storage().confirmed(w.chunk, answer.isOk());
+        }
         sent.remove(w);
         ctx.metrics().sentEntries.decrementAndGet();
         ctx.metrics().sentBytes.addAndGet(-w.bytes);
@@ -531,6 +540,30 @@ final class GroupReplica {
             throw new RequestRejected(Status.NOT_MEMBER, "node " + ctx.nodeId() + " is not the tail of group " + groupId
                     + " " + view.members() + "; catch up from " + view.tail());
         }
+    }
+
+    /**
+     * Before a tail lists its chunks for a copy (the first step of every catch-up or resync
+     * attempt): re-reads the group from ZooKeeper, then completes once every local write ordered
+     * so far is readable. A joining node learns it is joining from the same record, often before
+     * the tail does (the version does not change), and a write the tail orders before it knows
+     * of the joiner is not forwarded to it: without this, the joiner could copy a range before
+     * such a write became readable here (or before it arrived) and never receive it. Once this
+     * completes, every write this tail orders from now on goes to the joining successor, and
+     * every earlier one is in what the copy reads.
+     */
+    CompletableFuture<Void> settleCopySource(long version) {
+        return ctx.groups().refresh(groupId).thenCompose(record -> {
+            List<CompletableFuture<Void>> pending;
+            synchronized (this) {
+                if (record != null) {
+                    offerView(record);
+                }
+                admitCopySource(version);
+                pending = List.copyOf(localInFlight);
+            }
+            return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((v, e) -> null);
+        });
     }
 
     synchronized int sentSize() {

@@ -310,7 +310,9 @@ public final class ReplicaService implements AutoCloseable {
     private CompletableFuture<StorageResponse> chunkList(ChunkListRequest l, ByteBufAllocator alloc) {
         long started = System.nanoTime();
         GroupReplica replica = replica(l.chain().groupId());
-        return replica.ensureView(l.chain().chainVersion()).thenApplyAsync(v -> {
+        return replica.ensureView(l.chain().chainVersion())
+                .thenCompose(v -> replica.settleCopySource(l.chain().chainVersion()))
+                .thenApplyAsync(v -> {
             replica.admitCopySource(l.chain().chainVersion());
             List<ChunkListing.Entry> entries = new ArrayList<>();
             for (ChunkId c : ctx.chunks().of(l.chain().groupId())) {

@@ -50,6 +50,16 @@ public class ReplicaStorage {
         return chunks.writeAsync(groupId, sequence, chunk, offset, data);
     }
 
+    /** A write applied here as head or middle is on its way to the tail (see {@link ChunkStore#unconfirmedWrite}). */
+    public void unconfirmedWrite(ChunkId chunk) {
+        chunks.unconfirmedWrite(chunk);
+    }
+
+    /** The tail's answer for such a write: {@code reached} if the tail has it (see {@link ChunkStore#confirmed}). */
+    public void confirmed(ChunkId chunk, boolean reached) {
+        chunks.confirmed(chunk, reached);
+    }
+
     /** Tail: completes when the write is durable (log fsync) and readable. Takes ownership of {@code data}. */
     public CompletableFuture<Void> durable(int groupId, ChunkId chunk, long offset, long sequence, ByteBuf data) {
         if (layout == TailLayout.LOG) {

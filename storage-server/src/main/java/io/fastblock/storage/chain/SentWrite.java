@@ -27,6 +27,8 @@ final class SentWrite {
     final long createdNanos = System.nanoTime();
     /** Completes with the successor's answer (or the error that ends the wait); never exceptionally. */
     final CompletableFuture<StorageResponse> acked = new CompletableFuture<>();
+    /** Applied here as head or middle: the store waits for the tail's answer before trusting the chunk's sequence. */
+    boolean aheadOfTail;
     int attempt;
     int dispatchedAttempt = -1;
     String successor;

@@ -151,6 +151,18 @@ public final class ChunkStore implements Closeable {
     private final java.util.Map<ChunkId, Long> sequencesAtOpen = new ConcurrentHashMap<>();
     /** The highest sequence forced for chunks that are clean now, to seed their next dirty entry. */
     private final ConcurrentHashMap<ChunkId, Long> forced = new ConcurrentHashMap<>();
+    /**
+     * Writes applied here as head or middle that the tail has not confirmed yet, per chunk. A
+     * chunk with any turns clean only once they are confirmed: its recorded sequence must not
+     * claim writes the tail may lack (a delta catch-up would keep them).
+     */
+    private final ConcurrentHashMap<ChunkId, java.util.concurrent.atomic.AtomicInteger> unconfirmed = new ConcurrentHashMap<>();
+    /**
+     * Chunks holding a write applied here that never reached the tail (its forward failed or
+     * expired, or this node left the chain first): no sequence is recorded for them for the rest
+     * of this run, so a returning member copies them whole.
+     */
+    private final java.util.Set<ChunkId> diverged = ConcurrentHashMap.newKeySet();
     /** The group each chunk was last written for (from writes since start and the dirty record), for repair and scrub. */
     private final ConcurrentHashMap<ChunkId, Integer> groupOf = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<ChunkId, WriteWatch> resyncing = new ConcurrentHashMap<>();
@@ -253,8 +265,49 @@ public final class ChunkStore implements Closeable {
 
     private List<DirtyChunks.Entry> cleanEntries() {
         List<DirtyChunks.Entry> out = new ArrayList<>();
-        forced.forEach((c, seq) -> out.add(new DirtyChunks.Entry(c, groupOf.getOrDefault(c, UNKNOWN_GROUP), seq, 0)));
+        forced.forEach((c, seq) -> {
+            if (!diverged.contains(c) && !hasUnconfirmed(c)) {
+                out.add(new DirtyChunks.Entry(c, groupOf.getOrDefault(c, UNKNOWN_GROUP), seq, 0));
+            }
+        });
         return out;
+    }
+
+    private boolean hasUnconfirmed(ChunkId chunk) {
+        java.util.concurrent.atomic.AtomicInteger n = unconfirmed.get(chunk);
+        return n != null && n.get() > 0;
+    }
+
+    /**
+     * A write to {@code chunk} was (or is about to be) applied here ahead of the tail: until
+     * {@link #confirmed} the chunk cannot turn clean, so no sequence covering it is recorded.
+     */
+    public void unconfirmedWrite(ChunkId chunk) {
+        unconfirmed.computeIfAbsent(chunk, c -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+    }
+
+    /**
+     * The tail's answer for a write announced by {@link #unconfirmedWrite}: {@code reached} if the
+     * tail has it. If not, this copy may hold bytes the tail never had: the chunk's recorded
+     * sequence is dropped durably (before this returns) and none is recorded for it again in this
+     * run, so a returning member copies it whole instead of trusting a delta.
+     */
+    public void confirmed(ChunkId chunk, boolean reached) {
+        if (!reached && diverged.add(chunk)) {
+            synchronized (dirtyLock) {
+                forced.remove(chunk);
+                sequencesAtOpen.remove(chunk);
+                try {
+                    if (!closed) {
+                        applied.save(true, cleanEntries());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.warn("chunk {}: could not drop its recorded sequence: {}", chunk, e.toString());
+                }
+            }
+            LOG.info("chunk {}: a write applied here did not reach the tail; it will be copied whole on return", chunk);
+        }
+        unconfirmed.computeIfPresent(chunk, (c, n) -> n.decrementAndGet() <= 0 ? null : n);
     }
 
     /** After an unclean shutdown: rebuild the checksums of the chunks that were dirty and hold them for resync. */
@@ -922,7 +975,7 @@ public final class ChunkStore implements Closeable {
                     if (r == null || t == null || resyncing.containsKey(c)) {
                         continue;
                     }
-                    if (t.writes == r[0] && r[0] == t.writesAtLastFlush) {
+                    if (t.writes == r[0] && r[0] == t.writesAtLastFlush && !hasUnconfirmed(c)) {
                         // Idle for a whole interval and forced: clean.
                         dirty.remove(c);
                         forced.put(c, r[1]);
