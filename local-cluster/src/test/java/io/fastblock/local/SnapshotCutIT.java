@@ -56,12 +56,14 @@ class SnapshotCutIT {
             for (int w = 0; w < WRITERS; w++) {
                 writers.add(writer(session, w, stop, done));
             }
-            Thread.sleep(3000);
+            // Enough acknowledged writes on each side of the cut, however slow the machine is (a fixed
+            // sleep gave 14 before the request in one CI run).
+            awaitWrites(done, 200);
             long t0 = System.nanoTime();
             NamenodeAdmin.Reply snap = admin.post("/v1/volumes/cut/snapshots", Map.of("name", "s1"));
             long t1 = System.nanoTime();
             assertEquals(201, snap.status(), String.valueOf(snap.body()));
-            Thread.sleep(3000);
+            awaitWrites(done, done.size() + 200);
             stop.set(true);
             CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
 
@@ -97,6 +99,13 @@ class SnapshotCutIT {
     }
 
     /** Writer {@code w} owns blocks w, w+32, ...: it writes them in turn, one write in flight at a time. */
+    private static void awaitWrites(List<Write> done, int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (done.size() < count && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+    }
+
     private static CompletableFuture<Void> writer(IscsiSession session, int w, AtomicBoolean stop, List<Write> done) {
         CompletableFuture<Void> finished = new CompletableFuture<>();
         long[] seq = {0};
