@@ -34,7 +34,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
      *                       the connection is closed (default 10 s)
      * @param leaseRenewal   {@code --lease-renewal}: how often a held write lease is renewed; 0 means
      *                       a third of the lease's lifetime as the namenode grants it (default 0)
-     * @param qosPoll        {@code --qos-poll}: how often an open volume's QoS limits are read again
+     * @param qosPoll        {@code --qos-poll}: how often an open volume's record (QoS, size, layers) is read again
      *                       from the namenode (default 2 s)
      */
     public record Timers(Duration requestTimeout, Duration retryBudget, Duration nopInterval, Duration nopTimeout,

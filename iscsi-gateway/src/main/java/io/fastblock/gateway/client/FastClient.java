@@ -57,7 +57,9 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
         this.gatewayId = gatewayIdOf(config.portalAddress());
-        this.qos = new QosRegistry(namenode::volumeQos, qosTimer, timers.qosPoll());
+        // One read of the volume record per open volume and period feeds both its QoS limits and its
+        // devices (size, layers), instead of a poll for each.
+        this.qos = new QosRegistry(this::pollVolume, qosTimer, timers.qosPoll());
     }
 
     /** This gateway's id in write leases: its portal address, which is unique per gateway. */
@@ -182,12 +184,28 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         QosRegistry.Handle limits = qos.acquire(info.name());
         v.useAdmission(limits.throttle(), limits);
         v.useLayers(watch);
-        watch.start(v, leaseTimer, VOLUME_POLL);
+        open.computeIfAbsent(info.name(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(v);
         return v;
     }
 
-    /** How soon an open volume notices an extend (unit attention) or a new top layer. */
-    static final java.time.Duration VOLUME_POLL = java.time.Duration.ofSeconds(2);
+    /** Open devices by volume name: they get every fresh record the QoS poll reads. */
+    private final java.util.Map<String, java.util.Set<FastVolume>> open = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Reads a volume's record (every {@code --qos-poll} while it is open): its QoS goes to the
+     * volume's throttle, its size and layers to its open devices, so an extend (unit attention) or a
+     * snapshot's new top layer is noticed within a period.
+     */
+    private CompletableFuture<io.fastblock.protocol.meta.QosSpec> pollVolume(String name) {
+        return namenode.volume(name).thenApply(fresh -> {
+            java.util.Set<FastVolume> devices = open.getOrDefault(name, java.util.Set.of());
+            devices.removeIf(FastVolume::isClosed);
+            for (FastVolume v : devices) {
+                v.refreshed(fresh);
+            }
+            return fresh.qos();
+        });
+    }
 
     public NamenodeClient namenode() {
         return namenode;

@@ -110,24 +110,6 @@ public final class NamenodeClient implements ChunkMapSource, AutoCloseable {
         return call("GET", "/v1/volumes/" + encode(name), null).thenApply(body -> read(body, VolumeInfo.class));
     }
 
-    /** The volume's QoS limits ({@code qos} of its record; absent means none). */
-    public CompletableFuture<io.fastblock.protocol.meta.QosSpec> volumeQos(String name) {
-        return call("GET", "/v1/volumes/" + encode(name), null).thenApply(body -> {
-            try {
-                JsonNode q = JSON.readTree(body).get("qos");
-                if (q == null || q.isNull()) {
-                    return io.fastblock.protocol.meta.QosSpec.UNLIMITED;
-                }
-                return new io.fastblock.protocol.meta.QosSpec(q.path("totalIopsSec").asLong(0),
-                        q.path("readIopsSec").asLong(0), q.path("writeIopsSec").asLong(0),
-                        q.path("totalBytesSec").asLong(0), q.path("readBytesSec").asLong(0),
-                        q.path("writeBytesSec").asLong(0));
-            } catch (IOException | IllegalArgumentException e) {
-                throw new NamenodeException(200, "BAD_RESPONSE", "unreadable qos of " + name + ": " + e.getMessage());
-            }
-        });
-    }
-
     /** The volume, or empty when the namenode says 404. */
     public CompletableFuture<Optional<VolumeInfo>> findVolume(String name) {
         return volume(name).handle((v, err) -> {
