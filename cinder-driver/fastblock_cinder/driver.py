@@ -20,6 +20,7 @@ IQN unique to the volume, so targets are never shared and LUN ids never reused.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 
@@ -35,6 +36,8 @@ from cinder.volume import driver
 from cinder.volume import volume_types
 from cinder.volume import volume_utils
 
+from fastblock_cinder import image_transfer
+from fastblock_cinder import qemu_iscsi
 from fastblock_cinder import qos as qos_rules
 from fastblock_cinder.client import FastblockClient, FastblockConnectionError, FastblockError
 
@@ -42,6 +45,10 @@ LOG = logging.getLogger(__name__)
 GiB = 1 << 30
 # The namenode's tenant names (Keystone project ids fit).
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+# What an IQN's unique part may hold (RFC 3722 stringprep keeps it to these once lowercased).
+_NOT_IQN = re.compile(r"[^a-z0-9.:-]+")
+IMAGE_COPY_QEMU = "qemu"
+IMAGE_COPY_OS_BRICK = "os-brick"
 
 fastblock_opts = [
     cfg.ListOpt(
@@ -65,6 +72,27 @@ fastblock_opts = [
         "initiator); off: the gateway admits the exported initiator without CHAP.",
     ),
     cfg.IntOpt("fastblock_api_timeout", default=30, min=1, help="Seconds to wait for one namenode request."),
+    cfg.StrOpt(
+        "fastblock_image_copy",
+        default=IMAGE_COPY_QEMU,
+        choices=[
+            (IMAGE_COPY_QEMU, "qemu-img's own iSCSI initiator (libiscsi) through the gateway on this host "
+                              "(my_ip, fastblock_gateway_port): no kernel initiator or open-iscsi needed"),
+            (IMAGE_COPY_OS_BRICK, "Cinder's generic path: attach with os-brick (kernel initiator, iscsiadm)"),
+        ],
+        help="How copy image to volume and copy volume to image reach the volume on the cinder-volume host.",
+    ),
+    cfg.StrOpt(
+        "fastblock_image_copy_initiator",
+        help="Initiator IQN of this cinder-volume host for image copies (qemu); default "
+        "iqn.2026-11.io.fastblock:cinder-volume.<host>. It is exported the volume for the copy only.",
+    ),
+    cfg.IntOpt(
+        "fastblock_image_copy_timeout",
+        default=0,
+        min=0,
+        help="Seconds one qemu-img image copy may take before it is stopped and the copy fails (0: no limit).",
+    ),
 ]
 
 CONF = cfg.CONF
@@ -90,9 +118,11 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
     Version history:
         1.0.0 - volumes, snapshots, clones, extend, revert, per-volume CHAP, back-end QoS with
                 capacity-based forms, retype of QoS, manage/unmanage of volumes and snapshots
+        1.1.0 - copy image to volume and volume to image through qemu-img's iSCSI initiator;
+                migration between backends of the same cluster moves no data
     """
 
-    VERSION = "1.0.0"
+    VERSION = "1.1.0"
     CI_WIKI_NAME = "fastblock_CI"
     VENDOR = "fastblock"
     # One volume, one target: Nova/os-brick need not serialise attaches on a host.
@@ -103,6 +133,8 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
         self.configuration.append_config_values(fastblock_opts)
         self._client: FastblockClient | None = None
         self._stats = {}
+        timeout = self.configuration.safe_get("fastblock_image_copy_timeout")
+        self._images = image_transfer.ImageTransfer(self._host_lun, timeout=timeout or None)
 
     @classmethod
     def get_driver_options(cls):
@@ -172,7 +204,7 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
                 provisioned_capacity_gb=_gb_down(int(capacity["provisioned"])),
                 total_volumes=int(status.get("volumes", 0)),
                 backend_state="up",
-                location_info=f"fastblock:{','.join(self._api.urls)}",
+                location_info=self._location_info(),
             )
             # The cluster refuses volumes beyond its own ratio: report that one when it has a limit.
             if capacity.get("oversubscription"):
@@ -408,6 +440,92 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
     def _portal(self, ip):
         port = self.configuration.fastblock_gateway_port
         return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+    # --- images ----------------------------------------------------------------------------------
+
+    def _qemu_copies(self) -> bool:
+        return self.configuration.safe_get("fastblock_image_copy") != IMAGE_COPY_OS_BRICK
+
+    def copy_image_to_volume(self, context, volume, image_service, image_id, disable_sparse=False):
+        if not self._qemu_copies():
+            return super().copy_image_to_volume(context, volume, image_service, image_id,
+                                                disable_sparse=disable_sparse)
+        self._images.image_to_volume(context, volume, image_service, image_id, disable_sparse=disable_sparse)
+        return None
+
+    def copy_volume_to_image(self, context, volume, image_service, image_meta):
+        if not self._qemu_copies():
+            return super().copy_volume_to_image(context, volume, image_service, image_meta)
+        # Where Cinder's volume_utils.upload_volume takes them from.
+        store_id = volume.volume_type.extra_specs.get("image_service:store_id") if volume.volume_type else None
+        base_image_ref = volume.glance_metadata.get("image_id") if volume.glance_metadata else None
+        self._images.volume_to_image(context, volume, image_service, image_meta, store_id=store_id,
+                                     base_image_ref=base_image_ref)
+        return None
+
+    def _copy_initiator(self) -> str:
+        configured = self.configuration.safe_get("fastblock_image_copy_initiator")
+        if configured:
+            return configured
+        host = _NOT_IQN.sub("-", (self.host or "localhost").lower()).strip("-.:") or "localhost"
+        return "iqn.2026-11.io.fastblock:cinder-volume." + host
+
+    @contextlib.contextmanager
+    def _host_lun(self, volume):
+        """The volume exported to this host's image-copy initiator for one copy, unexported after."""
+        initiator = self._copy_initiator()
+        chap = "generate" if self.configuration.fastblock_use_chap else "none"
+        try:
+            export = self._api.create_export(volume.name, initiator, host=self.host, chap=chap)
+        except (FastblockError, FastblockConnectionError) as error:
+            raise self._backend_error("export %s to %s for an image copy" % (volume.name, initiator), error)
+        credentials = export.get("chap") or {}
+        lun = qemu_iscsi.IscsiLun(
+            portal=self._portal(CONF.my_ip),
+            iqn=export["iqn"],
+            lun=0,
+            initiator=initiator,
+            user=credentials.get("user"),
+            secret=credentials.get("secret"),
+        )
+        try:
+            yield lun
+        finally:
+            try:
+                self._api.delete_export(volume.name, initiator)
+            except FastblockError as error:
+                if error.code not in ("EXPORT_NOT_FOUND", "VOLUME_NOT_FOUND"):
+                    LOG.error("fastblock: could not remove the image-copy export of %s to %s: %s",
+                              volume.name, initiator, error)
+            except FastblockConnectionError as error:
+                LOG.error("fastblock: could not remove the image-copy export of %s to %s: %s",
+                          volume.name, initiator, error)
+
+    # --- migration ---------------------------------------------------------------------------------
+
+    def _location_info(self) -> str:
+        return "fastblock:" + ",".join(self._api.urls)
+
+    @staticmethod
+    def _cluster_urls(location_info) -> set[str]:
+        if not isinstance(location_info, str) or not location_info.startswith("fastblock:"):
+            return set()
+        return {url.rstrip("/") for url in location_info[len("fastblock:"):].split(",") if url}
+
+    def migrate_volume(self, context, volume, host):
+        """A destination backend on the same cluster (a namenode URL in common) already holds the
+        data: the volume, its name and its snapshots stay where they are and only Cinder's host
+        changes. Anything else goes to Cinder's host-assisted copy."""
+        capabilities = (host or {}).get("capabilities") or {}
+        theirs = self._cluster_urls(capabilities.get("location_info"))
+        if not theirs.intersection(self._cluster_urls(self._location_info())):
+            return False, None
+        if volume.status == "retyping":
+            # The manager does not tell the driver the new type: its QoS would not reach the
+            # cluster. The generic path creates the destination volume with it.
+            return False, None
+        LOG.info("fastblock: %s moves to %s without copying (same cluster)", volume.name, host.get("host"))
+        return True, None
 
     # --- QoS and retype --------------------------------------------------------------------------
 
