@@ -35,7 +35,9 @@ import java.nio.charset.StandardCharsets;
  * READ     = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
  *            offset:int64 length:int32
  *            flags: 0x02 WITH_EXTENTS: answer data = Extents of the range, then the bytes
- * CHUNK_LIST = groupId:int32 chainVersion:int64 leaseEpoch:int64      (answer data: ChunkListing)
+ * CHUNK_LIST = groupId:int32 chainVersion:int64 leaseEpoch:int64 [joinerLength:uint8 joiner[utf8]]
+ *                                                 (answer data: ChunkListing; the joiner part only when
+ *                                                 a joining node asks, naming itself, 1..255 bytes)
  * COPY_READ  = same layout as READ                                     (answer data: the bytes)
  * EXTENTS  = same layout as READ                  (answer data: Extents = count:int32 (offset:int64 length:int32){count})
  * FENCE    = volumeId:int64 epoch:int64           (server-wide; answer: empty data)
@@ -97,6 +99,11 @@ public final class StorageFrames {
             header.writeLong(f.epoch());
         } else if (message instanceof ChunkListRequest l) {
             writeChain(header, l.chain());
+            if (l.joiner() != null) {
+                byte[] joiner = l.joiner().getBytes(StandardCharsets.UTF_8);
+                header.writeByte(joiner.length);
+                header.writeBytes(joiner);
+            }
         } else if (message instanceof StorageResponse s) {
             header.writeByte(s.status().code());
             byte[] text = truncate(s.message().getBytes(StandardCharsets.UTF_8));
@@ -204,10 +211,19 @@ public final class StorageFrames {
                     return new ChangesRequest(requestId, chain, chunk, frame.readLong());
                 }
                 case CHUNK_LIST: {
-                    if (frame.readableBytes() != CHAIN) {
-                        throw new ProtocolException("CHUNK_LIST body of " + frame.readableBytes() + " bytes, expected " + CHAIN);
+                    int body = frame.readableBytes();
+                    int joinerBytes = body > CHAIN ? frame.getUnsignedByte(frame.readerIndex() + CHAIN) : 0;
+                    if (body != CHAIN && (joinerBytes == 0 || body != CHAIN + 1 + joinerBytes)) {
+                        throw new ProtocolException("CHUNK_LIST body of " + body + " bytes, expected " + CHAIN
+                                + " (no joiner) or " + CHAIN + " + 1 + the joiner's 1..255 bytes");
                     }
-                    return new ChunkListRequest(requestId, new ChainAddress(frame.readInt(), frame.readLong(), frame.readLong()));
+                    ChainAddress chain = new ChainAddress(frame.readInt(), frame.readLong(), frame.readLong());
+                    if (body == CHAIN) {
+                        return new ChunkListRequest(requestId, chain);
+                    }
+                    frame.skipBytes(1);
+                    String joiner = frame.readCharSequence(joinerBytes, StandardCharsets.UTF_8).toString();
+                    return new ChunkListRequest(requestId, chain, joiner);
                 }
                 default:
                     throw new ProtocolException("unexpected op " + op);

@@ -46,6 +46,34 @@ class CatchUpFramesTest {
     }
 
     @Test
+    void chunkListNamesTheJoiningNodeThatAsks() {
+        ChunkListRequest l = new ChunkListRequest(9, new ChainAddress(3, 12, 0), "storage-4");
+        assertEquals(l, roundTrip(l));
+        ByteBuf frame = StorageFrames.encode(l, ByteBufAllocator.DEFAULT);
+        // preamble 16 + chain 20 + length byte + "storage-4"
+        assertEquals(16 + 20 + 1 + 9, frame.readableBytes());
+        frame.release();
+        assertThrows(IllegalArgumentException.class, () -> new ChunkListRequest(1, new ChainAddress(1, 1, 1), ""));
+        assertThrows(IllegalArgumentException.class, () -> new ChunkListRequest(1, new ChainAddress(1, 1, 1), "x".repeat(256)));
+    }
+
+    @Test
+    void chunkListJoinerLengthMustMatchTheBody() {
+        ByteBuf frame = StorageFrames.encode(new ChunkListRequest(1, new ChainAddress(1, 1, 1), "abc"), ByteBufAllocator.DEFAULT);
+        ByteBuf shorter = Unpooled.buffer().writeBytes(frame, 0, frame.readableBytes() - 1);
+        shorter.setInt(0, shorter.readableBytes() - 4);
+        ProtocolException e = assertThrows(ProtocolException.class, () -> StorageFrames.decode(shorter));
+        assertTrue(e.getMessage().contains("CHUNK_LIST body of 23 bytes"), e.getMessage());
+        ByteBuf zero = Unpooled.buffer().writeBytes(frame, 0, 16 + 20).writeByte(0).writeByte('a');
+        zero.setInt(0, zero.readableBytes() - 4);
+        e = assertThrows(ProtocolException.class, () -> StorageFrames.decode(zero));
+        assertTrue(e.getMessage().contains("CHUNK_LIST body of 22 bytes"), e.getMessage());
+        frame.release();
+        shorter.release();
+        zero.release();
+    }
+
+    @Test
     void chunkListFrameIsExactlyItsBody() {
         ByteBuf frame = StorageFrames.encode(new ChunkListRequest(1, new ChainAddress(1, 1, 1)), ByteBufAllocator.DEFAULT);
         // preamble 16 + group 4 + version 8 + epoch 8

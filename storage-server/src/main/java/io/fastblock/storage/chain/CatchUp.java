@@ -58,10 +58,18 @@ final class CatchUp {
     /** Each chunk's length as the tail listed it (chunks only this node has are not here). */
     private final Map<ChunkId, Long> tailLengths = new java.util.concurrent.ConcurrentHashMap<>();
 
-    CatchUp(GroupReplica replica, ReplicaContext ctx, GroupRecord view) {
+    /**
+     * The group record's stamp ({@link GroupLookup#stamp}) when this attempt began recording the
+     * ranges forwarded writes cover; the caught-up znode is created only if the record was not
+     * written since.
+     */
+    private final long stamp;
+
+    CatchUp(GroupReplica replica, ReplicaContext ctx, GroupRecord view, long stamp) {
         this.replica = replica;
         this.ctx = ctx;
         this.view = view;
+        this.stamp = stamp;
         this.chain = new ChainAddress(view.id(), view.chainVersion(), 0);
     }
 
@@ -100,7 +108,7 @@ final class CatchUp {
     }
 
     private CompletableFuture<Map<ChunkId, Long>> list() {
-        return ctx.downstream().call(view.tail(), id -> new ChunkListRequest(id, chain)).thenApplyAsync(resp -> {
+        return ctx.downstream().call(view.tail(), id -> new ChunkListRequest(id, chain, ctx.nodeId())).thenApplyAsync(resp -> {
             // Runs on a blocking thread: it stats local chunk files.
             try {
                 checkCurrent();
@@ -281,8 +289,23 @@ final class CatchUp {
         return copied;
     }
 
+    /**
+     * Creates the caught-up znode, atomically with a check that the group record was not written
+     * since this attempt began. A rewrite this node's view did not reflect (the record names it as
+     * joining at the same chain version, as before) may hide that it was dropped and named again
+     * meanwhile: the tail then ordered writes without forwarding them here, some in ranges already
+     * copied or excluded from the copy. The attempt then starts over with nothing excluded.
+     */
     private CompletableFuture<Void> announce() {
         checkCurrent();
-        return ctx.groups().announceCaughtUp(view.id(), ctx.nodeId());
+        return ctx.groups().announceCaughtUp(view.id(), ctx.nodeId(), stamp).thenAccept(announced -> {
+            if (!announced) {
+                LOG.info("node {} group {}: the group record was written again during the catch-up from {}; starting over",
+                        ctx.nodeId(), view.id(), view.tail());
+                ctx.metrics().catchUpRestarts.increment();
+                replica.restartJoin(this);
+                throw new Cancelled();
+            }
+        });
     }
 }

@@ -20,6 +20,8 @@ public final class ChainMetrics {
     public final Counter promotions;
     public final Counter catchUpBytes;
     public final Counter catchUpsCompleted;
+    /** Catch-ups started over because the group record was written again while they ran. */
+    public final Counter catchUpRestarts;
     /** Bytes catch-up attempts set out to copy (a delta catch-up plans only the changed ranges). */
     public final Counter catchUpPlannedBytes;
     public final Counter duplicatesSkipped;
@@ -36,6 +38,8 @@ public final class ChainMetrics {
         promotions = Counter.builder("fastblock.chain.promotions").description("times this node became tail and made its copy durable").register(registry);
         catchUpBytes = Counter.builder("fastblock.chain.catchup.bytes").description("bytes copied from a tail while joining").register(registry);
         catchUpsCompleted = Counter.builder("fastblock.chain.catchup.completed").register(registry);
+        catchUpRestarts = Counter.builder("fastblock.chain.catchup.restarts")
+                .description("catch-ups started over: the group record was written again while they ran").register(registry);
         catchUpPlannedBytes = Counter.builder("fastblock.chain.catchup.planned.bytes")
                 .description("bytes catch-ups set out to copy (whole chunks, or only the changes for a delta)").register(registry);
         duplicatesSkipped = Counter.builder("fastblock.chain.duplicates.skipped").description("resent writes already applied here").register(registry);

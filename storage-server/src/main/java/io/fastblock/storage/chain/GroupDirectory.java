@@ -33,9 +33,35 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
         return groups.cached(child(groupId));
     }
 
+    /**
+     * A re-read is asked for when the cached record is suspected stale, and the ZooKeeper server
+     * this session reads from may be a follower that has not applied the newest writes yet: another
+     * node (a joining one, say) can already have seen a record this server would not return. A
+     * {@code sync} first makes the read reflect every write committed before it.
+     */
     @Override
     public CompletableFuture<GroupRecord> refresh(int groupId) {
-        return groups.fetch(child(groupId));
+        return sync(ZkPaths.group(groupId)).thenCompose(v -> groups.fetch(child(groupId)));
+    }
+
+    private CompletableFuture<Void> sync(String path) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        try {
+            zk.sync().inBackground((client, event) -> {
+                // NONODE is fine (the read that follows tells); anything else fails the refresh.
+                int rc = event.getResultCode();
+                if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()
+                        || rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
+                    done.complete(null);
+                } else {
+                    done.completeExceptionally(new IllegalStateException("cannot sync " + path + " with the ZooKeeper leader: "
+                            + org.apache.zookeeper.KeeperException.Code.get(rc)));
+                }
+            }, blocking).forPath(path);
+        } catch (Exception e) {
+            done.completeExceptionally(new IllegalStateException("cannot sync " + path + ": " + e.getMessage(), e));
+        }
+        return done;
     }
 
     @Override
@@ -51,6 +77,42 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
                 zk.create().creatingParentsIfNeeded().forPath(path);
             } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
                 // announced before (an earlier attempt): still true
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot create " + path + ": " + e.getMessage(), e);
+            }
+        }, blocking);
+    }
+
+    @Override
+    public long stamp(int groupId) {
+        return groups.versionOf(child(groupId));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> announceCaughtUp(int groupId, String nodeId, long stamp) {
+        return CompletableFuture.supplyAsync(() -> {
+            String group = ZkPaths.group(groupId);
+            String path = ZkPaths.caughtUp(groupId, nodeId);
+            String parent = path.substring(0, path.lastIndexOf('/'));
+            try {
+                try {
+                    zk.create().creatingParentsIfNeeded().forPath(parent);
+                } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
+                    // made by an earlier announcement
+                }
+                try {
+                    zk.transaction().forOperations(
+                            zk.transactionOp().check().withVersion((int) stamp).forPath(group),
+                            zk.transactionOp().create().forPath(path));
+                    return true;
+                } catch (org.apache.zookeeper.KeeperException.BadVersionException
+                         | org.apache.zookeeper.KeeperException.NoNodeException e) {
+                    return false;
+                } catch (org.apache.zookeeper.KeeperException.NodeExistsException e) {
+                    // announced by an earlier attempt: still true if the record was not written since
+                    org.apache.zookeeper.data.Stat stat = zk.checkExists().forPath(group);
+                    return stat != null && (stamp < 0 || stat.getVersion() == stamp);
+                }
             } catch (Exception e) {
                 throw new IllegalStateException("cannot create " + path + ": " + e.getMessage(), e);
             }

@@ -29,4 +29,22 @@ public interface GroupLookup {
     default CompletableFuture<Void> announceCaughtUp(int groupId, String nodeId) {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("no place to announce catch-up"));
     }
+
+    /**
+     * A stamp of the newest group record known here that changes whenever the record is written
+     * again, even with the same content (the znode's data version); -1 when unknown.
+     */
+    default long stamp(int groupId) {
+        return -1;
+    }
+
+    /**
+     * Announces the catch-up only if the group record has not been written since {@code stamp}
+     * (atomically with the announcement); completes with false, announcing nothing, if it was.
+     * A record rewritten with the same content may hide that the joining node was dropped and
+     * named again meanwhile, and with it a time in which the tail did not forward writes to it.
+     */
+    default CompletableFuture<Boolean> announceCaughtUp(int groupId, String nodeId, long stamp) {
+        return announceCaughtUp(groupId, nodeId).thenApply(v -> true);
+    }
 }

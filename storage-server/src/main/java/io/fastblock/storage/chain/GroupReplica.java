@@ -142,10 +142,11 @@ final class GroupReplica {
             return settled.thenCompose(v -> ctx.storage().leaveTail(chunks));
         });
         if (position.joining()) {
-            if (fresh == null) {
-                fresh = new WrittenRanges();
-            }
-            CatchUp run = new CatchUp(this, ctx, record);
+            // Every attempt records forwarded ranges anew from here: ranges excluded from its copy
+            // must be exactly those written after the record it goes by (its stamp). Forwarded
+            // writes that came before are in the tail's copy too (a tail forwards what it applied).
+            fresh = new WrittenRanges();
+            CatchUp run = new CatchUp(this, ctx, record, ctx.groups().stamp(groupId));
             if (catchUp != null) {
                 catchUp.cancel();
             }
@@ -551,8 +552,14 @@ final class GroupReplica {
      * such a write became readable here (or before it arrived) and never receive it. Once this
      * completes, every write this tail orders from now on goes to the joining successor, and
      * every earlier one is in what the copy reads.
+     *
+     * <p>A joining node names itself ({@code joiner}, null for a resync): if this tail's view,
+     * even re-read, does not name it as joining (the record changed again, or the re-read came
+     * from a ZooKeeper server behind the one the joiner reads), the listing is refused with
+     * {@code STALE_CHAIN} and the joiner retries. Answering would let writes this tail orders
+     * without forwarding them to the joiner land in ranges the joiner has already copied.
      */
-    CompletableFuture<Void> settleCopySource(long version) {
+    CompletableFuture<Void> settleCopySource(long version, String joiner) {
         return ctx.groups().refresh(groupId).thenCompose(record -> {
             List<CompletableFuture<Void>> pending;
             synchronized (this) {
@@ -560,6 +567,11 @@ final class GroupReplica {
                     offerView(record);
                 }
                 admitCopySource(version);
+                if (joiner != null && !joiner.equals(view.joining())) {
+                    throw new RequestRejected(Status.STALE_CHAIN, "node " + ctx.nodeId() + ": tail of group " + groupId
+                            + " at chain version " + version + " does not know " + joiner + " as joining (joining: "
+                            + view.joining() + "); not listing chunks for a copy it would not forward writes to");
+                }
                 pending = List.copyOf(localInFlight);
             }
             return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((v, e) -> null);
@@ -684,6 +696,29 @@ final class GroupReplica {
             parts.add(new long[]{at, b, 0});
         }
         return parts;
+    }
+
+    /**
+     * Starts the joining over after {@code run} found the group record written again since it
+     * began (see {@link CatchUp}): re-reads the record, and unless that makes a newer view (with
+     * its own attempt), begins a new attempt that records forwarded ranges anew.
+     */
+    void restartJoin(CatchUp run) {
+        ctx.groups().refresh(groupId).whenComplete((record, err) -> {
+            CatchUp next;
+            synchronized (this) {
+                if (record != null) {
+                    offerView(record);
+                }
+                if (catchUp != run || !position.joining()) {
+                    return;
+                }
+                fresh = new WrittenRanges();
+                next = new CatchUp(this, ctx, view, ctx.groups().stamp(groupId));
+                catchUp = next;
+            }
+            ctx.scheduler().schedule(next::start, ctx.limits().linkRetryMillis(), TimeUnit.MILLISECONDS);
+        });
     }
 
     synchronized boolean isCurrent(CatchUp run) {

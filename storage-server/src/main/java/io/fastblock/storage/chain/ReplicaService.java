@@ -311,7 +311,7 @@ public final class ReplicaService implements AutoCloseable {
         long started = System.nanoTime();
         GroupReplica replica = replica(l.chain().groupId());
         return replica.ensureView(l.chain().chainVersion())
-                .thenCompose(v -> replica.settleCopySource(l.chain().chainVersion()))
+                .thenCompose(v -> replica.settleCopySource(l.chain().chainVersion(), l.joiner()))
                 .thenApplyAsync(v -> {
             replica.admitCopySource(l.chain().chainVersion());
             List<ChunkListing.Entry> entries = new ArrayList<>();

@@ -93,6 +93,12 @@ final class ZkRecordCache<T> implements Closeable {
         listeners.add(listener);
     }
 
+    /** The znode version of the newest record known for {@code child}, or -1 if none is known. */
+    int versionOf(String child) {
+        Versioned<T> v = entries.get(child);
+        return v == null ? -1 : v.version;
+    }
+
     T cached(String child) {
         Versioned<T> v = entries.get(child);
         return v == null ? null : v.record;
