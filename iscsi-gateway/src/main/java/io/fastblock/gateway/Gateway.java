@@ -22,6 +22,7 @@ public final class Gateway implements AutoCloseable {
         IscsiServer server = new IscsiServer(config, client);
         try {
             server.start();
+            client.storage().attachTo(server.eventLoops());
         } catch (RuntimeException | InterruptedException e) {
             client.close();
             throw e;
@@ -41,6 +42,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     public static void main(String[] args) throws InterruptedException {
+        io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
         GatewayConfig config;
         try {
             config = GatewayConfig.fromArgs(args);

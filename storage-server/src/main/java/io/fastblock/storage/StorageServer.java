@@ -362,6 +362,7 @@ public final class StorageServer implements AutoCloseable {
     }
 
     public static void main(String[] args) {
+        io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
         StorageServerConfig config;
         try {
             config = StorageServerConfig.fromArgs(args);

@@ -109,6 +109,15 @@ public final class IscsiServer implements AutoCloseable {
         return configured;
     }
 
+    /**
+     * The event loops the connections run on (null before {@link #start}). The FAST client's
+     * storage connections attach to them so a command's storage requests and answers stay on its
+     * connection's loop ({@link io.fastblock.gateway.client.StorageClient#attachTo}).
+     */
+    public synchronized EventLoopGroup eventLoops() {
+        return workerGroup;
+    }
+
     /** The bound TCP port (useful when configured with port 0). */
     public synchronized int port() {
         if (port < 0) {

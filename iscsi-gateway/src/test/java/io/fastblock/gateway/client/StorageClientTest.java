@@ -101,6 +101,40 @@ class StorageClientTest {
     }
 
     @Test
+    void requestsFromAnAttachedLoopUseAConnectionOnThatLoopAndCompleteThere() throws Exception {
+        Map<String, byte[]> store = new ConcurrentHashMap<>();
+        server = TestStorageServer.storing(store, 1 << 20);
+        client = new StorageClient(Duration.ofSeconds(5), 1);
+        io.netty.channel.EventLoopGroup portal = io.netty.channel.epoll.Epoll.isAvailable()
+                ? new io.netty.channel.epoll.EpollEventLoopGroup(2) : new io.netty.channel.nio.NioEventLoopGroup(2);
+        try {
+            client.attachTo(portal);
+            NodeAddress node = server.address();
+            ByteBuf data = Unpooled.directBuffer().writeBytes("on the loop".getBytes(StandardCharsets.US_ASCII));
+            assertTrue(client.write(node, CHAIN, new ChunkId(4, 0), 0, data).get(5, TimeUnit.SECONDS).isOk());
+            assertEquals(1, client.connectionCount(), "a request from another thread: the client's own connection");
+            List<Thread> completedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+            for (io.netty.util.concurrent.EventExecutor loop : portal) {
+                CompletableFuture<StorageResponse> answer = loop.submit(() -> client.read(node, CHAIN, new ChunkId(4, 0), 0, 11)
+                        .whenComplete((r, e) -> completedOn.add(Thread.currentThread()))).get(5, TimeUnit.SECONDS);
+                StorageResponse r = answer.get(5, TimeUnit.SECONDS);
+                try {
+                    assertEquals("on the loop", r.data().toString(StandardCharsets.US_ASCII));
+                } finally {
+                    r.data().release();
+                }
+                Thread loopThread = loop.submit(Thread::currentThread).get(5, TimeUnit.SECONDS);
+                assertEquals(loopThread, completedOn.get(completedOn.size() - 1), "answer completes on the sending loop");
+            }
+            assertEquals(3, client.connectionCount(), "one connection per attached loop, plus the client's own");
+            assertEquals(3, server.clients.size());
+        } finally {
+            client.close();
+            portal.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
     void writesCarryTheirPayloadAndErrorStatusesComeBackAsAnswers() throws Exception {
         Map<String, byte[]> store = new ConcurrentHashMap<>();
         server = TestStorageServer.storing(store, 1 << 20);

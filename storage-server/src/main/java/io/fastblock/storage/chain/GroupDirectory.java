@@ -19,8 +19,7 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
     }
 
     private static String child(int groupId) {
-        String path = ZkPaths.group(groupId);
-        return path.substring(path.lastIndexOf('/') + 1);
+        return ZkPaths.groupName(groupId);
     }
 
     public GroupDirectory start() {

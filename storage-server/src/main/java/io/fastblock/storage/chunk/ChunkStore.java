@@ -18,7 +18,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -135,7 +134,13 @@ public final class ChunkStore implements Closeable {
     private final Path root;
     private final FileIoFactory files;
     private final ConcurrentHashMap<ChunkId, ChunkFile> open = new ConcurrentHashMap<>();
-    private final ExecutorService[] stripes;
+    /**
+     * Reads up to this size run on the caller's thread when their stripe is idle ({@link Stripe#tryHere}):
+     * small reads gain most from skipping the thread switches; larger ones keep the stripes' parallelism
+     * and do not hold a network thread for the copy.
+     */
+    static final int INLINE_READ_MAX = 128 * 1024;
+    private final Stripe[] stripes;
     private final ScheduledExecutorService flusher;
     private final DirtyChunks record;
     private final Object dirtyLock = new Object();
@@ -206,13 +211,9 @@ public final class ChunkStore implements Closeable {
         }
         this.applied = sequences;
         AtomicInteger n = new AtomicInteger();
-        this.stripes = new ExecutorService[ioThreads];
+        this.stripes = new Stripe[ioThreads];
         for (int i = 0; i < ioThreads; i++) {
-            stripes[i] = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "chunk-io-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+            stripes[i] = new Stripe("chunk-io-" + n.incrementAndGet());
         }
         this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "chunk-flush");
@@ -387,7 +388,7 @@ public final class ChunkStore implements Closeable {
         return resyncing.containsKey(chunk);
     }
 
-    private ExecutorService stripe(ChunkId chunk) {
+    private Stripe stripe(ChunkId chunk) {
         return stripes[Math.floorMod(chunk.hashCode(), stripes.length)];
     }
 
@@ -455,14 +456,18 @@ public final class ChunkStore implements Closeable {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return work.call();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            } catch (RuntimeException e) {
-                throw e;
             } catch (Exception e) {
-                throw new CompletionException(e);
+                throw uncheck(e);
             }
         }, stripe(chunk));
+    }
+
+    /** How stripe work's failures travel in its future: I/O errors as UncheckedIOException. */
+    static RuntimeException uncheck(Exception e) {
+        if (e instanceof IOException io) {
+            return new UncheckedIOException(io);
+        }
+        return e instanceof RuntimeException r ? r : new CompletionException(e);
     }
 
     public Path fileOf(ChunkId chunk) {
@@ -675,7 +680,15 @@ public final class ChunkStore implements Closeable {
 
     /** Reads {@code length} bytes; the caller owns the returned buffer. Fails with {@link CorruptBlockException} or {@link ChunkResyncingException}. */
     public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
-        return onStripe(chunk, () -> readNow(chunk, offset, length, alloc));
+        Callable<ByteBuf> read = () -> readNow(chunk, offset, length, alloc);
+        if (length <= INLINE_READ_MAX) {
+            // The stripe idle: read on the caller's (network) thread, in the order the stripe would.
+            CompletableFuture<ByteBuf> done = stripe(chunk).tryHere(read);
+            if (done != null) {
+                return done;
+            }
+        }
+        return onStripe(chunk, read);
     }
 
     /**
@@ -1026,11 +1039,11 @@ public final class ChunkStore implements Closeable {
         flusher.shutdownNow();
         // Before the stripes stop: a compaction between two pieces gives up and deletes its copy.
         sparsifier.close();
-        for (ExecutorService s : stripes) {
+        for (Stripe s : stripes) {
             s.shutdown();
         }
         try {
-            for (ExecutorService s : stripes) {
+            for (Stripe s : stripes) {
                 s.awaitTermination(30, TimeUnit.SECONDS);
             }
         } catch (InterruptedException e) {

@@ -55,14 +55,20 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
                 ctx.writeAndFlush(answer);
             } finally {
                 inflight.end(m.op());
-                ctx.executor().execute(() -> {
-                    outstanding--;
-                    if (!ctx.channel().config().isAutoRead() && outstanding <= MAX_OUTSTANDING / 2) {
-                        ctx.channel().config().setAutoRead(true);
-                    }
-                });
+                if (ctx.executor().inEventLoop()) {
+                    answered(ctx); // reads of an idle stripe complete on this loop (ChunkStore.readAsync)
+                } else {
+                    ctx.executor().execute(() -> answered(ctx));
+                }
             }
         });
+    }
+
+    private void answered(ChannelHandlerContext ctx) {
+        outstanding--;
+        if (!ctx.channel().config().isAutoRead() && outstanding <= MAX_OUTSTANDING / 2) {
+            ctx.channel().config().setAutoRead(true);
+        }
     }
 
     @Override

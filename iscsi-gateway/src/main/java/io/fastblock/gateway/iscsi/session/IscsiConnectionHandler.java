@@ -937,6 +937,12 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         t.executing = true;
         ByteBufAllocator alloc = ctx.alloc();
         scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenComplete((result, err) -> {
+            // Storage answers usually complete on this connection's own loop (StorageClient#attachTo):
+            // answer at once then, rather than queue a task behind the loop's other work.
+            if (ctx.executor().inEventLoop()) {
+                completed(t, result, err);
+                return;
+            }
             try {
                 ctx.executor().execute(() -> completed(t, result, err));
             } catch (java.util.concurrent.RejectedExecutionException loopGone) {
