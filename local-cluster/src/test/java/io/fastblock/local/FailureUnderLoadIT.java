@@ -35,7 +35,7 @@ class FailureUnderLoadIT {
     private static final long CHUNK = 4 * MIB;
     private static final String SPAN = "64M";
 
-    @TempDir
+    @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS)
     static Path dir;
     private static LocalCluster cluster;
 

@@ -8,6 +8,7 @@ import org.apache.curator.framework.CuratorFramework;
 
 /** Replication groups as published by the namenode under {@code /fastblock/groups}. */
 public final class GroupDirectory implements GroupLookup, AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GroupDirectory.class);
     private final ZkRecordCache<GroupRecord> groups;
     private final CuratorFramework zk;
     private final Executor blocking;
@@ -36,18 +37,27 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
      * A re-read is asked for when the cached record is suspected stale, and the ZooKeeper server
      * this session reads from may be a follower that has not applied the newest writes yet: another
      * node (a joining one, say) can already have seen a record this server would not return. A
-     * {@code sync} first makes the read reflect every write committed before it.
+     * {@code sync} first makes the read reflect every write committed before it. A failed sync
+     * does not fail the re-read (writes wait on it): the read goes ahead as before, and catch-up
+     * does not rely on the sync alone (the tail checks that it knows the joiner, the joiner that
+     * the record was not rewritten during its copy).
      */
     @Override
     public CompletableFuture<GroupRecord> refresh(int groupId) {
-        return sync(ZkPaths.group(groupId)).thenCompose(v -> groups.fetch(child(groupId)));
+        String path = ZkPaths.group(groupId);
+        return sync(path).handle((v, err) -> {
+            if (err != null) {
+                LOG.warn("re-reading {} without a sync: {}", path, err.getMessage());
+            }
+            return null;
+        }).thenCompose(v -> groups.fetch(child(groupId)));
     }
 
     private CompletableFuture<Void> sync(String path) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
             zk.sync().inBackground((client, event) -> {
-                // NONODE is fine (the read that follows tells); anything else fails the refresh.
+                // NONODE is fine (the read that follows tells); anything else is reported to the caller.
                 int rc = event.getResultCode();
                 if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()
                         || rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
@@ -60,8 +70,12 @@ public final class GroupDirectory implements GroupLookup, AutoCloseable {
         } catch (Exception e) {
             done.completeExceptionally(new IllegalStateException("cannot sync " + path + ": " + e.getMessage(), e));
         }
-        return done;
+        // Curator answers a background call once its retries end; the bound only keeps a re-read
+        // from waiting longer than a session would last on a sync that never answers.
+        return done.orTimeout(SYNC_TIMEOUT_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
     }
+
+    private static final long SYNC_TIMEOUT_SECONDS = 10;
 
     @Override
     public void listen(java.util.function.Consumer<GroupRecord> listener) {
