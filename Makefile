@@ -22,4 +22,4 @@ test: deps
 
 clean:
 	$(MVN) -q clean
-	rm -rf .venv
+	rm -rf .venv .venv-glance

@@ -515,15 +515,14 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
     def migrate_volume(self, context, volume, host):
         """A destination backend on the same cluster (a namenode URL in common) already holds the
         data: the volume, its name and its snapshots stay where they are and only Cinder's host
-        changes. Anything else goes to Cinder's host-assisted copy."""
+        changes, at once whatever the size. Anything else goes to Cinder's host-assisted copy
+        (which attaches both volumes on this host through os-brick)."""
         capabilities = (host or {}).get("capabilities") or {}
         theirs = self._cluster_urls(capabilities.get("location_info"))
         if not theirs.intersection(self._cluster_urls(self._location_info())):
             return False, None
-        if volume.status == "retyping":
-            # The manager does not tell the driver the new type: its QoS would not reach the
-            # cluster. The generic path creates the destination volume with it.
-            return False, None
+        # A retype reaches this only when the types differ in nothing but the backend name and
+        # availability zone (the manager's _can_use_driver_migration): the volume's QoS stays right.
         LOG.info("fastblock: %s moves to %s without copying (same cluster)", volume.name, host.get("host"))
         return True, None
 

@@ -95,16 +95,25 @@ class ImageTransfer:
         meta = image_service.show(context, image_id)
         image_utils.check_image_conversion_disable(meta.get("disk_format"), "raw", image_id, upload=False)
         declared = _disk_format(meta, image_id)
+        # The manager's create-from-image flow has already downloaded it (and keeps the file until
+        # we return): use that copy rather than fetching the image a second time.
+        fetched = image_utils.TemporaryImages.for_image_service(image_service).get(context, image_id)
+        if fetched:
+            self._write(fetched, declared, volume, image_id, disable_sparse)
+            return
         with image_utils.temporary_file(prefix="fastblock_image_%s_" % image_id) as tmp:
             image_utils.fetch(context, image_service, image_id, tmp, None, None)
-            info = inspect(tmp, declared, image_id)
-            image_utils.check_virtual_size(info.virtual_size, volume.size, image_id)
-            with self._export(volume) as lun:
-                try:
-                    qemu_iscsi.write_image(tmp, declared, lun, sparse=not disable_sparse, timeout=self._timeout)
-                except qemu_iscsi.QemuImgError as error:
-                    LOG.error("fastblock: image %s to %s failed: %s", image_id, volume.name, error)
-                    raise exception.ImageCopyFailure(reason=str(error)) from error
+            self._write(tmp, declared, volume, image_id, disable_sparse)
+
+    def _write(self, path, declared, volume, image_id, disable_sparse) -> None:
+        info = inspect(path, declared, image_id)
+        image_utils.check_virtual_size(info.virtual_size, volume.size, image_id)
+        with self._export(volume) as lun:
+            try:
+                qemu_iscsi.write_image(path, declared, lun, sparse=not disable_sparse, timeout=self._timeout)
+            except qemu_iscsi.QemuImgError as error:
+                LOG.error("fastblock: image %s to %s failed: %s", image_id, volume.name, error)
+                raise exception.ImageCopyFailure(reason=str(error)) from error
         LOG.info("fastblock: image %s (%s, %d bytes) written to %s", image_id, declared, info.virtual_size,
                  volume.name)
 

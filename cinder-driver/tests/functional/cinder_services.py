@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from glance_service import Glance
+
 RABBIT_SERVER = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
 BIN = Path(sys.executable).parent
 START_TIMEOUT_S = 240
@@ -168,6 +170,8 @@ class CinderServices:
         self.conf = workdir / "cinder.conf"
         self.host = "e2e"
         self.backend = "fastblock"
+        # A second backend on the same cluster: migration and retype between backends.
+        self.backends = (self.backend, "fastblock2")
 
     # --- lifecycle -------------------------------------------------------------------------------
 
@@ -175,7 +179,9 @@ class CinderServices:
         if not RABBIT_SERVER.exists():
             raise AssertionError(f"{RABBIT_SERVER} is missing: run scripts/install-deps (apt rabbitmq-server)")
         self.rabbit = RabbitMQ(self.processes, self.workdir)
+        self.glance = Glance(self.processes, self.workdir, free_port())
         self._wait("RabbitMQ to listen", lambda: _listening(self.rabbit.port), 120)
+        self._wait("glance-api to answer", self.glance.ready, START_TIMEOUT_S)
         (self.workdir / "api-paste.ini").write_text(API_PASTE)
         for sub in ("state", "locks"):
             (self.workdir / sub).mkdir()
@@ -208,7 +214,7 @@ host = {self.host}
 osapi_volume_listen = 127.0.0.1
 osapi_volume_listen_port = {self.api_port}
 osapi_volume_workers = 1
-enabled_backends = {self.backend}
+enabled_backends = {",".join(self.backends)}
 log_dir = {self.log_dir}
 debug = True
 report_interval = 5
@@ -217,17 +223,27 @@ backend_stats_polling_interval = 5
 service_down_time = 120
 rpc_response_timeout = 90
 volume_name_template = volume-%s
+glance_api_servers = {self.glance.url}
+image_conversion_dir = {d}/conversion
 [database]
 # three services write one sqlite file: wait for its lock (pysqlite gives up after 5 s, which a
 # busy 2-core machine exceeds: "database is locked" failed an attachment update)
 connection = sqlite:///{d}/cinder.sqlite?timeout=60
 [oslo_concurrency]
 lock_path = {d}/locks
+[cinder_sys_admin]
+# Cinder's privileged helper (the create-from-image flow inspects the downloaded image through it):
+# a deployment starts it with sudo; the test runs as root on a machine that may have no sudo.
+helper_command = {BIN}/privsep-helper --config-file {self.conf}
 [coordination]
 backend_url = file://{d}/locks
-[{self.backend}]
+""" + "".join(self._backend_section(name) for name in self.backends)
+
+    def _backend_section(self, name: str) -> str:
+        return f"""\
+[{name}]
 volume_driver = fastblock_cinder.driver.FastBlockISCSIDriver
-volume_backend_name = {self.backend}
+volume_backend_name = {name}
 fastblock_namenode_urls = {self.namenode_url}
 fastblock_gateway_port = {self.iscsi_port}
 fastblock_use_chap = True
@@ -305,16 +321,21 @@ fastblock_use_chap = True
         # caller then waits for the RPC timeout).
         rows = table_rows(self.cli("service-list", version="3.0").stdout)
         states = {(r["Binary"], r["Host"]): (r["Status"], r["State"]) for r in rows}
-        wanted = [("cinder-scheduler", self.host), ("cinder-volume", f"{self.host}@{self.backend}")]
+        wanted = [("cinder-scheduler", self.host)]
+        wanted += [("cinder-volume", f"{self.host}@{name}") for name in self.backends]
         if all(states.get(key) == ("enabled", "up") for key in wanted):
             return states
         return None
 
-    def wait_pool(self):
+    def wait_pool(self, backend: str | None = None):
+        """The scheduler's view of ``backend``'s pool (the first backend's by default) once it has stats."""
+        name = f"{self.host}@{backend or self.backend}#{backend or self.backend}"
+
         def check():
-            pools = properties(self.cli("get-pools", "--detail").stdout)
-            if pools.get("total_capacity_gb") not in (None, "", "0", "0.0", "unknown"):
-                return pools
+            for pool in property_tables(self.cli("get-pools", "--detail").stdout):
+                if pool.get("name") == name and pool.get("total_capacity_gb") not in (None, "", "0", "0.0",
+                                                                                      "unknown"):
+                    return pool
             return None
         return self._wait("the fastblock pool's stats in the scheduler", check, START_TIMEOUT_S)
 
@@ -337,6 +358,20 @@ def table_rows(output: str) -> list[dict[str, str]]:
         elif state == 3 and len(cells) == len(header):
             rows.append(dict(zip(header, cells)))
     return rows
+
+
+def property_tables(output: str) -> list[dict[str, str]]:
+    """Each Property/Value table in ``output`` on its own (get-pools --detail prints one per pool)."""
+    tables: list[dict[str, str]] = []
+    for line in output.splitlines():
+        if not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells == ["Property", "Value"]:
+            tables.append({})
+        elif tables and len(cells) == 2:
+            tables[-1][cells[0]] = cells[1]
+    return tables
 
 
 def properties(output: str) -> dict[str, str]:

@@ -320,3 +320,143 @@ def test_backend_qos_of_500_iops_caps_the_volume_through_the_returned_connection
           f"no QoS -> {measured['unlimited']:.1f} IOPS")
     assert abs(measured["limited"] - 500) <= 25, measured
     assert measured["unlimited"] > 1.5 * 500, f"the cap comes from the QoS spec, not the machine: {measured}"
+
+
+def test_migrate_and_retype_between_backends_of_the_same_cluster_keep_the_data(cinder, cluster, workdir):
+    """Two backends of one cluster: `cinder migrate` and a retype to the other backend move no data
+    (the driver answers migrate_volume); `--force-host-copy` takes Cinder's generic copy, which
+    attaches both volumes on the cinder-volume host through os-brick: where that host has no iSCSI
+    initiator (this machine, CI) it must fail cleanly and leave the volume as it was."""
+    for backend in cinder.backends:
+        cinder.wait_pool(backend)
+    pools = [f"{cinder.host}@{b}#{b}" for b in cinder.backends]
+
+    # The default type names no backend: the scheduler may place and move it on either.
+    volume_id = id_of(cinder.cli("create", "--name", _name("e2e-mig"), "1").stdout)
+    shown = cinder.wait_status("volume", volume_id, "available")
+    home = shown["os-vol-host-attr:host"]
+    assert home in pools, shown
+    away = next(p for p in pools if p != home)
+    attachment, data = _attach(cinder, volume_id)
+    payload = os.urandom(MiB4)
+    iscsi.write(data, INITIATOR, payload, workdir)
+    _detach(cinder, attachment, volume_id)
+    cluster_name = f"volume-{volume_id}"
+    backend_id = cluster.get_volume(cluster_name)["id"]
+
+    def reads_back():
+        attachment, data = _attach(cinder, volume_id)
+        assert iscsi.read(data, INITIATOR, MiB4, workdir) == payload
+        _detach(cinder, attachment, volume_id)
+
+    # The generic host copy (Cinder creates a second volume and copies through os-brick).
+    before = {v["name"] for v in cluster.list_volumes()}
+    started = time.monotonic()
+    cinder.cli("migrate", "--force-host-copy", "True", volume_id, away)
+
+    def settled():
+        shown = cinder.show("volume", volume_id)
+        if shown.get("migration_status") in ("success", "error") and shown.get("status") == "available":
+            return shown
+        return None
+    shown = cinder._wait(f"the host-copy migration of {volume_id} to end", settled, 300)
+    print(f"host-copy migration: {shown['migration_status']} after {time.monotonic() - started:.1f} s")
+    if shown["migration_status"] == "error":
+        # No initiator on this host: the volume stays where it was; the temporary one is deleted.
+        assert shown["os-vol-host-attr:host"] == home, shown
+        cinder._wait("the temporary destination volume to be deleted",
+                     lambda: {v["name"] for v in cluster.list_volumes()} <= before or None, 120)
+        assert cluster.get_volume(cluster_name)["id"] == backend_id
+    else:
+        # A host with an initiator copied it: the data now lives in the copy, under its name.
+        home, away = away, home
+        assert shown["os-vol-host-attr:host"] == home, shown
+        cluster_name = f"volume-{shown['os-vol-mig-status-attr:name_id']}"
+        backend_id = cluster.get_volume(cluster_name)["id"]
+    reads_back()
+
+    def migrated_to(host):
+        def check():
+            shown = cinder.show("volume", volume_id)
+            if shown.get("migration_status") == "error":
+                cinder.fail(f"migration of {volume_id} to {host} failed: {shown}")
+            if shown.get("migration_status") == "success" and shown.get("os-vol-host-attr:host") == host \
+                    and shown.get("status") == "available":
+                return shown
+            return None
+        return cinder._wait(f"volume {volume_id} to be on {host}", check, 300)
+
+    started = time.monotonic()
+    cinder.cli("migrate", volume_id, away)
+    shown = migrated_to(away)
+    print(f"driver-assisted migration to {away}: {time.monotonic() - started:.1f} s")
+    reads_back()
+    assert cluster.get_volume(cluster_name)["id"] == backend_id, "the same cluster volume: nothing was copied"
+
+    # Retype to a type of the first backend: the types differ only by backend, so the driver moves it.
+    home_type = _name("home")
+    cinder.cli("type-create", home_type)
+    cinder.cli("type-key", home_type, "set", f"volume_backend_name={home.split('#')[1]}")
+    cinder.cli("retype", "--migration-policy", "on-demand", volume_id, home_type)
+    shown = migrated_to(home)
+    assert shown["volume_type"] == home_type, shown
+    reads_back()
+    assert cluster.get_volume(cluster_name)["id"] == backend_id
+
+    cinder.cli("delete", volume_id)
+    cinder.wait_gone("volume", volume_id)
+
+
+def _qemu_img(*args: str) -> str:
+    result = subprocess.run(["qemu-img", *args], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_volume_from_a_glance_image_and_upload_to_image_through_qemu_img(cinder, cluster, workdir):
+    """`cinder create --image-id` and `cinder upload-to-image` with a real glance-api: the driver copies
+    with qemu-img's own iSCSI initiator through the gateway (no os-brick, no kernel initiator here)."""
+    for backend in cinder.backends:
+        cinder.wait_pool(backend)
+    span = 40 << 20
+    raw = workdir / "image.raw"
+    with open(raw, "wb") as f:
+        f.truncate(span)
+        for offset in (0, 21 << 20, span - (1 << 20)):
+            f.seek(offset)
+            f.write(os.urandom(1 << 20))
+    qcow2 = workdir / "image.qcow2"
+    _qemu_img("convert", "-f", "raw", "-O", "qcow2", str(raw), str(qcow2))
+    image_id = cinder.glance.create_image(_name("e2e-image"), "qcow2", qcow2)
+    assert cinder.glance.wait_active(image_id)["disk_format"] == "qcow2"
+
+    started = time.monotonic()
+    volume_id = id_of(cinder.cli("create", "--image-id", image_id, "--name", _name("from-image"), "1").stdout)
+    shown = cinder.wait_status("volume", volume_id, "available")
+    print(f"volume from a {qcow2.stat().st_size >> 20} MiB qcow2 image: {time.monotonic() - started:.1f} s")
+    assert shown["bootable"] == "true", shown
+    assert cluster.list_exports(f"volume-{volume_id}") == [], "the image copy's export is removed"
+    attachment, data = _attach(cinder, volume_id)
+    assert iscsi.read(data, INITIATOR, span, workdir) == raw.read_bytes()
+    _detach(cinder, attachment, volume_id)
+
+    started = time.monotonic()
+    out = cinder.cli("upload-to-image", "--disk-format", "qcow2", "--container-format", "bare", volume_id,
+                     _name("uploaded")).stdout
+    uploaded = properties(out)["image_id"]
+    image = cinder.glance.wait_active(uploaded)
+    cinder.wait_status("volume", volume_id, "available")
+    print(f"upload of a 1 GiB volume as qcow2 ({image['size'] >> 20} MiB): {time.monotonic() - started:.1f} s")
+    assert image["disk_format"] == "qcow2"
+    assert cluster.list_exports(f"volume-{volume_id}") == []
+    stored = workdir / "uploaded.qcow2"
+    cinder.glance.download(uploaded, stored)
+    assert json.loads(_qemu_img("info", "-f", "qcow2", "--output=json", str(stored)))["virtual-size"] == GiB
+    back = workdir / "uploaded.raw"
+    _qemu_img("convert", "-f", "qcow2", "-O", "raw", str(stored), str(back))
+    with open(back, "rb") as f:
+        assert f.read(span) == raw.read_bytes()
+        assert f.read(8 << 20) == bytes(8 << 20)
+
+    cinder.cli("delete", volume_id)
+    cinder.wait_gone("volume", volume_id)

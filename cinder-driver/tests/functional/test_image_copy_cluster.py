@@ -16,6 +16,7 @@ import pytest
 
 from cinder import context
 from cinder import exception
+from cinder.image import image_utils
 from cinder.tests.unit import test
 from cinder.tests.unit import utils as test_utils
 from cinder.tests.unit.image import fake as fake_image
@@ -37,7 +38,12 @@ IMAGE_SPAN = 48 * MiB  # the images' virtual size; the volumes are 1 GiB
 
 
 class KeepingImageService(fake_image._FakeImageService):
-    """Cinder's fake image service, except that an upload keeps its data (the fake drops it)."""
+    """Cinder's fake image service, except that an upload keeps its data (the fake drops it) and the
+    manager's pre-fetched images are real (the fake's are a MagicMock)."""
+
+    def __init__(self):
+        super().__init__()
+        self.temp_images = None
 
     def update(self, context, image_id, metadata, data=None, purge_props=False, store_id=None,
                base_image_ref=None):
@@ -173,6 +179,17 @@ class ImageCopyOnClusterTest(test.TestCase):
             if disk_format == "qcow2":
                 # Sparse: a 1 GiB volume holding 3 MiB of data is a small qcow2.
                 self.assertLess(len(self.images._imagedata[image_id]), 16 * MiB)
+
+    def test_an_image_the_manager_already_fetched_is_not_downloaded_again(self):
+        raw = self._raw_image()
+        # The image service holds no data for it: only the manager's copy can fill the volume.
+        image_id = self.images.create(self.ctxt, {"disk_format": "raw", "container_format": "bare"})["id"]
+        fetched = image_utils.TemporaryImages.for_image_service(self.images)
+        fetched.temporary_images.setdefault(self.ctxt.user_id, {})[image_id] = str(raw)
+        volume = self._volume()
+        self.driver.copy_image_to_volume(self.ctxt, volume, self.images, image_id)
+        self.assertEqual(raw.read_bytes(), self._read_volume(volume, IMAGE_SPAN))
+        self.assertTrue(raw.exists(), "the manager's file stays for the manager to remove")
 
     def test_bad_images_are_refused_before_the_volume_is_touched(self):
         volume = self._volume()

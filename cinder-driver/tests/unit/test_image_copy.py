@@ -128,6 +128,7 @@ class _DriverOnFakeNamenode(test.TestCase):
         self.addCleanup(self.refusing.close)
         self.override_config("fastblock_gateway_port", self.refusing.getsockname()[1], group=GROUP)
         self.images = fake_image._FakeImageService()
+        self.images.temp_images = None  # as Glance's service starts (the fake's is a MagicMock)
 
     def _driver(self):
         driver = fb_driver.FastBlockISCSIDriver(configuration=self.configuration, host="cv-1@fastblock")
@@ -247,7 +248,7 @@ class MigrationTest(_DriverOnFakeNamenode):
     def _host(self, location_info, name="cv-2@other#other"):
         return {"host": name, "capabilities": {"location_info": location_info}}
 
-    def test_same_cluster_moves_nothing_other_clusters_and_retypes_go_generic(self):
+    def test_same_cluster_moves_nothing_and_other_backends_go_generic(self):
         driver = self._driver()
         volume = self._volume(driver)
         before = list(self.namenode.requests)
@@ -260,8 +261,9 @@ class MigrationTest(_DriverOnFakeNamenode):
                          "nothing changes on the cluster")
         for other in ("fastblock:http://192.0.2.9:9333", "LVMVolumeDriver:host:vg:thin:0", None):
             self.assertEqual((False, None), driver.migrate_volume(self.ctxt, volume, self._host(other)))
+        # A retype migrates through the driver only between types with the same QoS (Cinder checks).
         volume.status = "retyping"
-        self.assertEqual((False, None), driver.migrate_volume(self.ctxt, volume, self._host("fastblock:" + url)))
+        self.assertEqual((True, None), driver.migrate_volume(self.ctxt, volume, self._host("fastblock:" + url)))
 
     def test_stats_carry_the_location_info_migration_compares(self):
         driver = self._driver()
