@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import re
+import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -133,6 +134,9 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
         self.configuration.append_config_values(fastblock_opts)
         self._client: FastblockClient | None = None
         self._stats = {}
+        # Copies in flight per volume: they share the one export of this host, removed after the last.
+        self._copies: dict[str, int] = {}
+        self._copies_lock = threading.Lock()
         timeout = self.configuration.safe_get("fastblock_image_copy_timeout")
         self._images = image_transfer.ImageTransfer(self._host_lun, timeout=timeout or None)
 
@@ -475,10 +479,13 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
         """The volume exported to this host's image-copy initiator for one copy, unexported after."""
         initiator = self._copy_initiator()
         chap = "generate" if self.configuration.fastblock_use_chap else "none"
-        try:
-            export = self._api.create_export(volume.name, initiator, host=self.host, chap=chap)
-        except (FastblockError, FastblockConnectionError) as error:
-            raise self._backend_error("export %s to %s for an image copy" % (volume.name, initiator), error)
+        with self._copies_lock:
+            try:
+                # Idempotent: a copy already running on this volume gets the same export and secret.
+                export = self._api.create_export(volume.name, initiator, host=self.host, chap=chap)
+            except (FastblockError, FastblockConnectionError) as error:
+                raise self._backend_error("export %s to %s for an image copy" % (volume.name, initiator), error)
+            self._copies[volume.name] = self._copies.get(volume.name, 0) + 1
         credentials = export.get("chap") or {}
         lun = qemu_iscsi.IscsiLun(
             portal=self._portal(CONF.my_ip),
@@ -491,6 +498,14 @@ class FastBlockISCSIDriver(driver.VolumeDriver):
         try:
             yield lun
         finally:
+            self._release_copy_export(volume, initiator)
+
+    def _release_copy_export(self, volume, initiator) -> None:
+        with self._copies_lock:
+            self._copies[volume.name] -= 1
+            if self._copies[volume.name]:
+                return  # another copy of this volume still reads or writes through it
+            del self._copies[volume.name]
             try:
                 self._api.delete_export(volume.name, initiator)
             except FastblockError as error:

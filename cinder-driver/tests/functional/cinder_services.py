@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -190,6 +191,13 @@ class CinderServices:
                               capture_output=True, text=True, timeout=600, cwd=self.workdir)
         if sync.returncode != 0:
             raise AssertionError(f"cinder-manage db sync failed:\n{sync.stdout}\n{sync.stderr}")
+        # Write-ahead log (kept by the database file): readers no longer block the writer, so the five
+        # processes sharing the file (api, scheduler, volume and its two backends) stop failing each
+        # other's updates with 'database is locked' (seen on attachment updates under load).
+        with sqlite3.connect(self.workdir / "cinder.sqlite") as db:
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if mode != "wal":
+            raise AssertionError(f"sqlite refused the write-ahead log: journal_mode={mode}")
         # The services run as deployed (eventlet); the test process itself chose threading.
         env = {k: v for k, v in os.environ.items() if k != "OS_CINDER_DISABLE_EVENTLET_PATCHING"}
         for binary in ("cinder-api", "cinder-scheduler", "cinder-volume"):

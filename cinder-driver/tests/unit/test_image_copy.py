@@ -162,6 +162,17 @@ class ImageCopyDriverTest(_DriverOnFakeNamenode):
         self.override_config("fastblock_image_copy_initiator", "iqn.2026-11.org.example:cv", group=GROUP)
         self.assertEqual("iqn.2026-11.org.example:cv", self._driver()._copy_initiator())
 
+    def test_overlapping_copies_of_a_volume_share_the_export_until_the_last_ends(self):
+        driver = self._driver()
+        volume = self._volume(driver)
+        with driver._host_lun(volume) as first:
+            with driver._host_lun(volume) as second:
+                self.assertEqual((first.user, first.secret), (second.user, second.secret))
+            self.assertEqual([first.initiator], list(self.namenode.exports[volume.name]),
+                             "the first copy still needs it")
+        self.assertEqual({}, self.namenode.exports[volume.name])
+        self.assertEqual({}, driver._copies)
+
     def test_a_refused_connection_is_image_copy_failure_with_qemu_imgs_message_and_the_export_goes(self):
         driver = self._driver()
         volume = self._volume(driver)
