@@ -89,6 +89,33 @@ class StorageFramesTest {
     }
 
     @Test
+    void largeFramesArrivingInSocketSizedPiecesDecodeWholeWithFramesAroundThem() {
+        // A 1 MiB read answer between two small frames, fed 64 KiB (and odd-sized) pieces at a time:
+        // the cumulator makes room for the whole frame once its length is known.
+        byte[] big = new byte[1 << 20];
+        new java.util.Random(7).nextBytes(big);
+        for (int piece : new int[] {65536, 65536 + 13, 3}) {
+            EmbeddedChannel ch = new EmbeddedChannel(new StorageFrameDecoder());
+            ByteBuf stream = Unpooled.wrappedBuffer(StorageFrames.encode(new PingRequest(1), alloc),
+                    StorageFrames.encode(StorageResponse.ok(2, OpCode.READ, Unpooled.wrappedBuffer(big)), alloc),
+                    StorageFrames.encode(new PingRequest(3), alloc));
+            while (stream.isReadable()) {
+                ByteBuf part = alloc.directBuffer(piece);
+                part.writeBytes(stream, Math.min(piece, stream.readableBytes()));
+                ch.writeInbound(part);
+            }
+            stream.release();
+            assertEquals(new PingRequest(1), ch.readInbound());
+            StorageResponse r = assertInstanceOf(StorageResponse.class, ch.readInbound());
+            assertArrayEquals(big, ByteBufUtil.getBytes(r.data()), "piece " + piece);
+            r.data().release();
+            assertEquals(new PingRequest(3), ch.readInbound());
+            assertEquals(null, (Object) ch.readInbound());
+            ch.finishAndReleaseAll();
+        }
+    }
+
+    @Test
     void rejectsBadMagicTruncationAndLyingDataLength() {
         ByteBuf frame = StorageFrames.encode(new PingRequest(1), alloc);
         frame.setByte(4, 0x00);

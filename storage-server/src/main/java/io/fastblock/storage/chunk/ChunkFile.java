@@ -247,11 +247,17 @@ final class ChunkFile implements Closeable {
         long first = offset / BLOCK;
         long last = (offset + length - 1) / BLOCK;
         int count = (int) (last - first + 1);
-        ByteBuffer span = scratch(count * BLOCK);
+        // Whole blocks (every read through the gateway): straight into dst, checked there; no copy.
+        boolean aligned = offset % BLOCK == 0 && length % BLOCK == 0 && dst.remaining() >= length;
+        ByteBuffer span = aligned ? dst.slice(dst.position(), length) : scratch(count * BLOCK);
         readBlocks(first, count, span);
         long[] bad = check(first, count, span);
         if (bad != null) {
             throw new CorruptBlockException(chunk, bad[0] * BLOCK, (bad[1] - bad[0] + 1) * BLOCK);
+        }
+        if (aligned) {
+            dst.position(dst.position() + length);
+            return;
         }
         int from = (int) (offset - first * BLOCK);
         dst.put(span.duplicate().position(from).limit(from + length));

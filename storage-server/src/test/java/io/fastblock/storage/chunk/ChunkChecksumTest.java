@@ -96,6 +96,17 @@ class ChunkChecksumTest {
                 async = e;
             }
             assertTrue(async != null && async.getCause().getCause() instanceof CorruptBlockException, String.valueOf(async));
+            // Whole-block reads go straight into the answer buffer: still checked, still named.
+            CompletionException aligned = null;
+            try {
+                store.readAsync(c, 4 * BLOCK, 2 * BLOCK, PooledByteBufAllocator.DEFAULT).join();
+            } catch (CompletionException e) {
+                aligned = e;
+            }
+            assertTrue(aligned != null && aligned.getCause().getCause() instanceof CorruptBlockException bad
+                    && bad.offset() == 5L * BLOCK, String.valueOf(aligned));
+            assertArrayEquals(java.util.Arrays.copyOfRange(d, 6 * BLOCK + 5, 8 * BLOCK - 3),
+                    read(store, c, 6 * BLOCK + 5, 2 * BLOCK - 8), "unaligned good range");
         }
     }
 
