@@ -25,6 +25,7 @@ from cinder.volume import volume_types
 
 from fake_namenode import FakeNamenode
 from fastblock_cinder import driver as fb_driver
+from fastblock_cinder import image_transfer
 from fastblock_cinder import qemu_iscsi
 
 GROUP = "fastblock-image-unit"
@@ -76,6 +77,43 @@ class CommandLineTest(test.TestCase):
             self.assertEqual(0o700, stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode))
         self.assertFalse(os.path.exists(path))
         self.assertFalse(os.path.exists(os.path.dirname(path)))
+
+
+class InspectTest(test.TestCase):
+    """The checks a downloaded image passes before it reaches a volume, on real files made by qemu-img."""
+
+    def __delattr__(self, name):
+        if name.startswith("test_") and name not in self.__dict__:
+            return
+        super().__delattr__(name)
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def _img(self, name, *create):
+        path = os.path.join(self.dir, name)
+        subprocess.run(["qemu-img", "create", "-q", *create[:-1], path, create[-1]], check=True, timeout=60)
+        return path
+
+    def test_a_good_image_gives_its_virtual_size(self):
+        self.assertEqual(64 * MiB, image_transfer.inspect(self._img("a.qcow2", "-f", "qcow2", "64M"), "qcow2",
+                                                          "i").virtual_size)
+        self.assertEqual(8 * MiB, image_transfer.inspect(self._img("a.raw", "-f", "raw", "8M"), "raw",
+                                                         "i").virtual_size)
+
+    def test_unsafe_or_mislabelled_images_are_refused(self):
+        base = self._img("base.qcow2", "-f", "qcow2", "64M")
+        cases = [
+            (base, "raw", "declared raw but its data is qcow2"),
+            (self._img("backed.qcow2", "-f", "qcow2", "-b", base, "-F", "qcow2", "64M"), "qcow2", "safety check"),
+            (self._img("datafile.qcow2", "-f", "qcow2", "-o", "data_file=" + os.path.join(self.dir, "d.raw"),
+                       "64M"), "qcow2", "safety check"),
+            (self._img("a.vmdk", "-f", "vmdk", "64M"), "qcow2", "declared qcow2 but its data is vmdk"),
+        ]
+        for path, declared, message in cases:
+            error = self.assertRaises(exception.ImageUnacceptable, image_transfer.inspect, path, declared, "img-1")
+            self.assertIn(message, str(error))
 
 
 class _SilentTarget:
