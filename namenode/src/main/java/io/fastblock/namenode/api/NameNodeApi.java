@@ -2,6 +2,7 @@ package io.fastblock.namenode.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fastblock.namenode.capacity.Capacity;
+import io.fastblock.namenode.capacity.InsufficientCapacityException;
 import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.ExportStore;
 import io.fastblock.namenode.meta.GroupStore;
@@ -76,7 +77,7 @@ public final class NameNodeApi {
     public NameNodeApi(Services services, Settings settings, LayerStacks layers, LayerSealer sealer) {
         this.s = services;
         this.settings = settings;
-        this.snapshots = new SnapshotRoutes(services, layers, sealer, this::requireCapacity);
+        this.snapshots = new SnapshotRoutes(services, layers, sealer, this::admit);
     }
 
     public Router router() {
@@ -135,6 +136,8 @@ public final class NameNodeApi {
                 throw new ApiException(409, "STALE_LAYER", e.getMessage());
             } catch (LayerSealer.SealIncompleteException e) {
                 throw new ApiException(503, "SEAL_INCOMPLETE", e.getMessage());
+            } catch (InsufficientCapacityException e) {
+                throw new ApiException(507, "INSUFFICIENT_CAPACITY", e.getMessage());
             } catch (FenceIncompleteException e) {
                 throw new ApiException(503, "FENCE_INCOMPLETE", e.getMessage());
             }
@@ -148,26 +151,20 @@ public final class NameNodeApi {
         CreateVolumeRequest req = CreateVolumeRequest.parse(r.body(), settings.defaultChunkSize());
         VolumeStore.NewVolume wanted = new VolumeStore.NewVolume(req.name(), req.size(), req.chunkSize(), req.tenant(),
                 req.qos(), req.clientId());
-        if (req.clientId() == null || s.volumes().get(req.name()).filter(v -> req.clientId().equals(v.clientId()))
-                .isEmpty()) {
-            // A repeat of an earlier create is answered even when the cluster has filled up since.
-            requireCapacity(req.size());
-        }
-        VolumeStore.Created created = s.volumes().create(wanted);
+        // A repeat of an earlier create is answered even when the cluster has filled up since: the store
+        // asks the guard only when it really creates.
+        VolumeStore.Created created = s.volumes().create(wanted, this::admit);
         Views.Volume view = Views.volume(created.volume(), created.created() ? 0
                 : s.chunkMaps().allocatedCount(created.volume().name()));
         return created.created() ? ApiResponse.created(view) : ApiResponse.ok(view);
     }
 
-    /** 507 INSUFFICIENT_CAPACITY unless another {@code size} bytes may be provisioned. */
-    private void requireCapacity(long size) {
-        Capacity c = capacity(s.nodes().all(), s.volumes().list(), false);
-        if (!c.admits(size)) {
-            throw new ApiException(507, "INSUFFICIENT_CAPACITY", "another " + size
-                    + " bytes would bring provisioned capacity to " + (c.provisioned() + size)
-                    + " bytes, over the limit of " + c.provisionable() + " (usable " + c.usable()
-                    + " bytes x over-subscription " + c.oversubscription() + ")");
-        }
+    /**
+     * The thin-provisioning limit, asked by the stores with the provisioned total they read in the
+     * step that raises it (O(nodes): the total is a counter, not a sum over the volumes).
+     */
+    private void admit(long provisioned, long more) {
+        capacity(s.nodes().all(), provisioned, 0).require(more);
     }
 
     private ApiResponse listVolumes() {
@@ -394,27 +391,20 @@ public final class NameNodeApi {
                 degraded, new Views.Leadership(leader.isLeader(), leader.leaderUrl().orElse(null))));
     }
 
+    /** Capacity figures for the status: provisioned from its counter, allocated from every chunk map. */
     private Capacity capacity(Map<String, NodeState> nodes, List<VolumeRecord> vols) {
-        return capacity(nodes, vols, true);
+        long allocatedBytes = 0;
+        for (VolumeRecord v : vols) {
+            allocatedBytes += Math.min(v.size(), (long) s.chunkMaps().allocatedCount(v.name()) * v.chunkSize());
+        }
+        return capacity(nodes, s.volumes().provisionedBytes(), allocatedBytes);
     }
 
-    /**
-     * Capacity figures; without {@code withAllocated} the allocated bytes are left at 0 and no chunk map
-     * is read (admission needs only what is provisioned: a create must not cost a read per chunk map).
-     */
-    private Capacity capacity(Map<String, NodeState> nodes, List<VolumeRecord> vols, boolean withAllocated) {
+    private Capacity capacity(Map<String, NodeState> nodes, long provisioned, long allocatedBytes) {
         long raw = 0;
         for (NodeState n : nodes.values()) {
             if (!NodeAdminRecord.DECOMMISSIONED.equals(n.state())) {
                 raw += Math.max(0, n.record().capacityBytes());
-            }
-        }
-        long provisioned = 0;
-        long allocatedBytes = 0;
-        for (VolumeRecord v : vols) {
-            provisioned += v.size();
-            if (withAllocated) {
-                allocatedBytes += Math.min(v.size(), (long) s.chunkMaps().allocatedCount(v.name()) * v.chunkSize());
             }
         }
         return Capacity.of(raw, provisioned, allocatedBytes, settings.oversubscription());

@@ -1,5 +1,6 @@
 package io.fastblock.namenode.api;
 
+import io.fastblock.namenode.capacity.ProvisionGuard;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fastblock.namenode.layers.LayerSealer;
 import io.fastblock.namenode.meta.LayerStacks;
@@ -10,7 +11,6 @@ import io.fastblock.protocol.meta.SnapshotRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
 import io.fastblock.protocol.meta.VolumeSource;
 import java.io.IOException;
-import java.util.function.LongConsumer;
 import java.util.function.UnaryOperator;
 
 /**
@@ -23,13 +23,13 @@ final class SnapshotRoutes {
     private final NameNodeApi.Services s;
     private final LayerStacks layers;
     private final LayerSealer sealer;
-    private final LongConsumer requireCapacity;
+    private final ProvisionGuard capacity;
 
-    SnapshotRoutes(NameNodeApi.Services services, LayerStacks layers, LayerSealer sealer, LongConsumer requireCapacity) {
+    SnapshotRoutes(NameNodeApi.Services services, LayerStacks layers, LayerSealer sealer, ProvisionGuard capacity) {
         this.s = services;
         this.layers = layers;
         this.sealer = sealer;
-        this.requireCapacity = requireCapacity;
+        this.capacity = capacity;
     }
 
     void addTo(Router router, UnaryOperator<Router.Handler> guarded) {
@@ -127,10 +127,9 @@ final class SnapshotRoutes {
             throw new ApiException(400, "INVALID_SIZE", "volume '" + volume + "' is " + v.size()
                     + " bytes; extend needs a larger size, got " + size);
         }
-        requireCapacity.accept(size - v.size());
         VolumeRecord after;
         try {
-            after = layers.extend(volume, size);
+            after = layers.extend(volume, size, capacity);
         } catch (IllegalArgumentException e) {
             throw new ApiException(400, "INVALID_SIZE", e.getMessage());
         }
@@ -156,11 +155,10 @@ final class SnapshotRoutes {
                 throw new ApiException(400, "INVALID_SIZE", "a clone must be at least as large as its source ("
                         + sourceSize + " bytes), got " + size);
             }
-            requireCapacity.accept(Math.max(size, sourceSize));
         }
         LayerStacks.Changed made;
         try {
-            made = layers.createClone(wanted, source);
+            made = layers.createClone(wanted, source, capacity);
         } catch (IllegalArgumentException e) {
             throw new ApiException(400, "INVALID_SIZE", e.getMessage());
         }

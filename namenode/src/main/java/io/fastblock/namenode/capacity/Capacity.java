@@ -25,6 +25,15 @@ public record Capacity(long raw, long usable, long provisioned, long allocated, 
         return provisioned + size <= provisionable && provisioned + size >= 0;
     }
 
+    /** @throws InsufficientCapacityException unless another {@code size} bytes may be provisioned */
+    public void require(long size) {
+        if (!admits(size)) {
+            throw new InsufficientCapacityException("another " + size + " bytes would bring provisioned capacity to "
+                    + (provisioned + size) + " bytes, over the limit of " + provisionable + " (usable " + usable
+                    + " bytes x over-subscription " + oversubscription + ")");
+        }
+    }
+
     private static long saturatedMultiply(long bytes, double ratio) {
         double v = bytes * ratio;
         return v >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) v;

@@ -1,5 +1,6 @@
 package io.fastblock.namenode.meta;
 
+import io.fastblock.namenode.capacity.ProvisionGuard;
 import io.fastblock.protocol.meta.LayerRecord;
 import io.fastblock.protocol.meta.LeaseRecord;
 import io.fastblock.protocol.meta.MetaJson;
@@ -181,6 +182,11 @@ public final class LayerStacks {
      * @throws SourceNotFoundException if the snapshot or volume does not exist
      */
     public Changed createClone(VolumeStore.NewVolume req, VolumeSource source) {
+        return createClone(req, source, ProvisionGuard.NONE);
+    }
+
+    /** As {@link #createClone(VolumeStore.NewVolume, VolumeSource)}, the clone's size admitted by {@code guard}. */
+    public Changed createClone(VolumeStore.NewVolume req, VolumeSource source, ProvisionGuard guard) {
         String createdAt = now();
         while (true) {
             if (req.clientId() != null) {
@@ -232,6 +238,7 @@ public final class LayerStacks {
                 throw new IllegalArgumentException("a clone of " + describe(source) + " must be at least "
                         + sourceSize + " bytes, got " + size);
             }
+            tx.provision(guard, size);
             VolumeRecord record = new VolumeRecord(id, req.name(), size, VolumeStore.BLOCK_SIZE, chunkSize,
                     VolumeStore.STATE_AVAILABLE, createdAt, req.tenant(), req.qos(), req.clientId(), plus(base, id),
                     source);
@@ -293,6 +300,7 @@ public final class LayerStacks {
                 }
             }
             tx.seal(v.topLayer());
+            tx.provision(ProvisionGuard.NONE, -v.size());
             for (String e : children(ZkPaths.exports(name))) {
                 tx.add(() -> zk.transactionOp().delete().forPath(ZkPaths.exports(name) + "/" + e));
             }
@@ -316,6 +324,11 @@ public final class LayerStacks {
 
     /** Grows the volume to {@code size} bytes (never shrinks: IllegalArgumentException). */
     public VolumeRecord extend(String name, long size) {
+        return extend(name, size, ProvisionGuard.NONE);
+    }
+
+    /** As {@link #extend(String, long)}, the growth admitted by {@code guard}; raises the provisioned total with it. */
+    public VolumeRecord extend(String name, long size, ProvisionGuard guard) {
         while (true) {
             Stat vs = new Stat();
             VolumeRecord v = readVolume(name, vs).orElseThrow(() -> new VolumeNotFoundException(name));
@@ -324,16 +337,13 @@ public final class LayerStacks {
                         + size + ") must be larger");
             }
             VolumeRecord after = v.withSize(size);
-            try {
-                ZkCalls.run("extend " + name, () -> zk.setData().withVersion(vs.getVersion())
-                        .forPath(ZkPaths.volume(name), MetaJson.write(after)));
+            Tx tx = new Tx();
+            tx.provision(guard, size - v.size());
+            // changed meanwhile (an allocation check does not bump it; a snapshot does): again
+            tx.add(() -> zk.transactionOp().setData().withVersion(vs.getVersion())
+                    .forPath(ZkPaths.volume(name), MetaJson.write(after)));
+            if (tx.commit("extend " + name)) {
                 return after;
-            } catch (KeeperException.BadVersionException e) {
-                // changed meanwhile (an allocation check does not bump it; a snapshot does): again
-            } catch (KeeperException.NoNodeException e) {
-                throw new VolumeNotFoundException(name);
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("extend " + name, e);
             }
         }
     }
@@ -427,6 +437,13 @@ public final class LayerStacks {
             add(() -> zk.transactionOp().setData().withVersion(counterStat.getVersion())
                     .forPath(ZkPaths.VOLUME_ID_COUNTER, Long.toString(nextId + n).getBytes(StandardCharsets.US_ASCII)));
             return nextId;
+        }
+
+        /** Moves the provisioned total by {@code delta} in this transaction, a growth admitted by {@code guard}. */
+        void provision(ProvisionGuard guard, long delta) {
+            ProvisionedBytes counter = new ProvisionedBytes(zk);
+            ProvisionedBytes.Reading total = counter.admit(guard, delta);
+            ops.add(counter.add(total, delta));
         }
 
         void addLayer(long layer, String volume, long chunkSize, String createdAt) {

@@ -1,5 +1,6 @@
 package io.fastblock.namenode.meta;
 
+import io.fastblock.namenode.capacity.ProvisionGuard;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.VolumeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
@@ -25,16 +26,19 @@ import org.apache.zookeeper.data.Stat;
  * <p>Creation is one ZooKeeper transaction: create the volume znode, create its (empty) chunk map
  * parent, and advance the id counter with a versioned set. So a name is taken at most once even
  * when two requests race (the second create fails with NodeExists), and two volumes never share an
- * id (the second counter update fails on the version and retries with a fresh id).
+ * id (the second counter update fails on the version and retries with a fresh id). The same
+ * transaction raises the provisioned total ({@link ProvisionedBytes}).
  */
 public final class VolumeStore {
     public static final int BLOCK_SIZE = 512;
     public static final String STATE_AVAILABLE = "available";
 
     private final CuratorFramework zk;
+    private final ProvisionedBytes provisioned;
 
     public VolumeStore(CuratorFramework zk) {
         this.zk = zk;
+        this.provisioned = new ProvisionedBytes(zk);
     }
 
     public VolumeRecord create(String name, long size, long chunkSize) {
@@ -66,6 +70,16 @@ public final class VolumeStore {
      * request fails with {@link IdempotencyConflictException}.
      */
     public Created create(NewVolume req) {
+        return create(req, ProvisionGuard.NONE);
+    }
+
+    /**
+     * As {@link #create(NewVolume)}, admitting the size with {@code guard} against the provisioned
+     * total read in the same step that raises it (a repeat of an earlier create is not asked again).
+     *
+     * @throws io.fastblock.namenode.capacity.InsufficientCapacityException when the guard refuses
+     */
+    public Created create(NewVolume req, ProvisionGuard guard) {
         String name = req.name();
         String createdAt = Instant.now().truncatedTo(ChronoUnit.MILLIS).toString();
         while (true) {
@@ -87,6 +101,7 @@ public final class VolumeStore {
             } catch (KeeperException e) {
                 throw ZkCalls.unexpected("read volume id counter", e);
             }
+            ProvisionedBytes.Reading total = provisioned.admit(guard, req.size());
             VolumeRecord record = new VolumeRecord(id, name, req.size(), BLOCK_SIZE, req.chunkSize(), STATE_AVAILABLE,
                     createdAt, req.tenant(), req.qos(), req.clientId());
             byte[] next = Long.toString(id + 1).getBytes(StandardCharsets.US_ASCII);
@@ -98,6 +113,7 @@ public final class VolumeStore {
                     ops.add(zk.transactionOp().create().forPath(ZkPaths.exports(name)));
                     ops.add(zk.transactionOp().setData().withVersion(counterStat.getVersion())
                             .forPath(ZkPaths.VOLUME_ID_COUNTER, next));
+                    ops.add(provisioned.add(total, req.size()));
                     if (req.clientId() != null) {
                         ops.add(zk.transactionOp().create().forPath(ZkPaths.clientId(req.clientId()),
                                 name.getBytes(StandardCharsets.UTF_8)));
@@ -111,7 +127,7 @@ public final class VolumeStore {
                 }
                 throw new VolumeExistsException(name);
             } catch (KeeperException.BadVersionException e) {
-                // Another create took this id first; read the counter again.
+                // Another create took this id (or changed the provisioned total) first; read the counters again.
             } catch (KeeperException.NoNodeException e) {
                 ZkSchema.ensure(zk);
             } catch (KeeperException e) {
@@ -172,6 +188,11 @@ public final class VolumeStore {
         } catch (KeeperException e) {
             throw ZkCalls.unexpected("read volume " + name, e);
         }
+    }
+
+    /** The sum of all volume sizes, from its counter (one read; rebuilt from the records if missing). */
+    public long provisionedBytes() {
+        return provisioned.get();
     }
 
     public VolumeRecord require(String name) {

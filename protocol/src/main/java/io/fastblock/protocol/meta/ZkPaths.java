@@ -19,6 +19,7 @@ package io.fastblock.protocol.meta;
  * /fastblock/layers/{layerId}/chunkmap/{b} persistent ChunkMapBucket bytes of the layer
  * /fastblock/reclaim/{layerId}           persistent  ReclaimRecord JSON: space the leader gives back
  * /fastblock/counters/volume-id          persistent  next volume id (versioned CAS)
+ * /fastblock/counters/provisioned-bytes  persistent  sum of all volume sizes (versioned, in each create/delete/extend)
  * /fastblock/client-ids/{clientId}       persistent  name of the volume created with this client id
  * /fastblock/tenants/{name}              persistent  TenantRecord JSON (fair-share weight)
  * /fastblock/leases/{volumeId}           persistent  LeaseRecord JSON: write lease holder, epoch, expiry
@@ -37,6 +38,8 @@ public final class ZkPaths {
     public static final String VOLUMES = ROOT + "/volumes";
     public static final String COUNTERS = ROOT + "/counters";
     public static final String VOLUME_ID_COUNTER = COUNTERS + "/volume-id";
+    /** Sum of all volume sizes, decimal; written in the same transaction as every create, delete and extend. */
+    public static final String PROVISIONED_BYTES = COUNTERS + "/provisioned-bytes";
     public static final String CLIENT_IDS = ROOT + "/client-ids";
     public static final String TENANTS = ROOT + "/tenants";
     public static final String LEASES = ROOT + "/leases";
