@@ -28,6 +28,7 @@ import io.fastblock.namenode.meta.VolumeExistsException;
 import io.fastblock.namenode.meta.VolumeNotFoundException;
 import io.fastblock.namenode.meta.VolumeStore;
 import io.fastblock.namenode.placement.ChunkPlacement;
+import io.fastblock.namenode.placement.InsufficientSpaceException;
 import io.fastblock.namenode.placement.NoReplicationGroupsException;
 import io.fastblock.protocol.Iqn;
 import io.fastblock.protocol.meta.ExportRecord;
@@ -136,6 +137,8 @@ public final class NameNodeApi {
                 throw new ApiException(409, "STALE_LAYER", e.getMessage());
             } catch (LayerSealer.SealIncompleteException e) {
                 throw new ApiException(503, "SEAL_INCOMPLETE", e.getMessage());
+            } catch (InsufficientSpaceException e) {
+                throw new ApiException(507, "INSUFFICIENT_SPACE", e.getMessage());
             } catch (InsufficientCapacityException e) {
                 throw new ApiException(507, "INSUFFICIENT_CAPACITY", e.getMessage());
             } catch (FenceIncompleteException e) {

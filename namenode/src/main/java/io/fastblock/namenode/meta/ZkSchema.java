@@ -5,7 +5,7 @@ import java.nio.charset.StandardCharsets;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
-/** Creates the persistent parents of the layout in {@link ZkPaths} and the volume-id counter, if missing. */
+/** Creates the persistent parents of the layout in {@link ZkPaths} and the counters, if missing. */
 public final class ZkSchema {
     /** Volume ids start at 1 so 0 never names a volume in storage keys. */
     static final long FIRST_VOLUME_ID = 1;
@@ -21,6 +21,8 @@ public final class ZkSchema {
         }
         createIfAbsent(zk, ZkPaths.VOLUME_ID_COUNTER,
                 Long.toString(FIRST_VOLUME_ID).getBytes(StandardCharsets.US_ASCII));
+        // The provisioned total, summed from the volumes if this cluster has none yet (one from before it existed).
+        new ProvisionedBytes(zk).read();
     }
 
     private static void createIfAbsent(CuratorFramework zk, String path, byte[] data) {

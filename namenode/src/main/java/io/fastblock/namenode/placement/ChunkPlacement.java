@@ -13,9 +13,12 @@ import java.util.Map;
 
 /**
  * Chooses the group of a newly allocated chunk so that chunks (and so capacity and load) spread
- * evenly over the groups: the healthy group holding the fewest chunks, ties broken by
- * {@code (volumeId + chunkIndex) mod groups} so consecutive chunks of a volume still fan out.
- * A group is healthy when it has 3 members, all live and active (not draining).
+ * over the groups by the room they have ({@link GroupRoom}): the healthy group with the lowest
+ * {@code (chunks + 1) / room}, which with equal room is the one holding the fewest chunks; ties
+ * broken by {@code (volumeId + chunkIndex) mod groups} so consecutive chunks of a volume still fan
+ * out. A group is healthy when it has 3 members, all live and active (not draining). A group with
+ * a member under the free-space floor gets none; when every group has one, the allocation fails
+ * ({@link InsufficientSpaceException}) rather than filling a disk.
  *
  * <p>Chunk counts per group are learnt once by reading every chunk map (at the first allocation
  * this namenode makes), then kept up to date in memory. Only the leader allocates, and a new leader
@@ -26,6 +29,7 @@ public final class ChunkPlacement {
     private final NodeStore nodes;
     private final VolumeStore volumes;
     private final ChunkMapStore chunkMaps;
+    private final GroupRoom room;
     private Map<Integer, Long> counts;
 
     public ChunkPlacement(GroupStore groups, NodeStore nodes) {
@@ -33,6 +37,12 @@ public final class ChunkPlacement {
     }
 
     public ChunkPlacement(GroupStore groups, NodeStore nodes, VolumeStore volumes, ChunkMapStore chunkMaps) {
+        this(groups, nodes, volumes, chunkMaps, new GroupRoom(GroupRoom.DEFAULT_FREE_FLOOR));
+    }
+
+    public ChunkPlacement(GroupStore groups, NodeStore nodes, VolumeStore volumes, ChunkMapStore chunkMaps,
+                          GroupRoom room) {
+        this.room = room;
         this.groups = groups;
         this.nodes = nodes;
         this.volumes = volumes;
@@ -49,7 +59,8 @@ public final class ChunkPlacement {
             counts = learnCounts();
         }
         Map<String, NodeState> nodeStates = nodes.all();
-        GroupRecord chosen = pick(all, volumeId, chunkIndex, counts, g -> healthy(g, nodeStates));
+        GroupRecord chosen = pick(all, volumeId, chunkIndex, counts, g -> healthy(g, nodeStates),
+                g -> room.of(g, nodeStates));
         counts.merge(chosen.id(), 1L, Long::sum);
         return chosen.id();
     }
@@ -95,21 +106,41 @@ public final class ChunkPlacement {
      */
     static GroupRecord pick(List<GroupRecord> sortedGroups, long volumeId, long chunkIndex, Map<Integer, Long> counts,
                             java.util.function.Predicate<GroupRecord> healthy) {
+        return pick(sortedGroups, volumeId, chunkIndex, counts, healthy, g -> 1.0);
+    }
+
+    /**
+     * Among the healthy groups (all groups when none is healthy) with room, the one with the lowest
+     * {@code (chunks + 1) / room}, the first such at or after the rotation's slot.
+     *
+     * @throws InsufficientSpaceException when none of them has room
+     */
+    static GroupRecord pick(List<GroupRecord> sortedGroups, long volumeId, long chunkIndex, Map<Integer, Long> counts,
+                            java.util.function.Predicate<GroupRecord> healthy,
+                            java.util.function.ToDoubleFunction<GroupRecord> room) {
         boolean anyHealthy = sortedGroups.stream().anyMatch(healthy);
         int n = sortedGroups.size();
         int start = (int) Math.floorMod(volumeId + chunkIndex, (long) n);
         GroupRecord best = null;
-        long bestCount = Long.MAX_VALUE;
+        double bestCost = Double.MAX_VALUE;
         for (int k = 0; k < n; k++) {
             GroupRecord g = sortedGroups.get((start + k) % n);
             if (anyHealthy && !healthy.test(g)) {
                 continue;
             }
-            long c = counts.getOrDefault(g.id(), 0L);
-            if (c < bestCount) {
-                bestCount = c;
+            double r = room.applyAsDouble(g);
+            if (!(r > 0)) {
+                continue;
+            }
+            double cost = (counts.getOrDefault(g.id(), 0L) + 1) / r;
+            if (cost < bestCost) {
+                bestCost = cost;
                 best = g;
             }
+        }
+        if (best == null) {
+            throw new InsufficientSpaceException("no replication group can take a new chunk: each of the "
+                    + (anyHealthy ? "healthy " : "") + "groups has a storage node under its free-space floor");
         }
         return best;
     }

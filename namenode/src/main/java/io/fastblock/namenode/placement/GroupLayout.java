@@ -13,7 +13,7 @@ import java.util.Set;
 import java.util.function.Function;
 
 /**
- * The initial replication groups for a set of nodes: one group per node, formed as strided
+ * The replication groups for a set of nodes. Usually one group per node, formed as strided
  * rotations {@code [o_i, o_(i+s), o_(i+2s)]} of an ordering {@code o} of the nodes. Any such
  * rotation makes every node head of exactly one group, middle of one and tail of one, so the
  * log-structured tail work and the in-place head/middle work spread evenly.
@@ -21,7 +21,13 @@ import java.util.function.Function;
  * <p>Failure domains decide the ordering and the stride: the nodes are interleaved rack by rack
  * (and, inside a rack, host by host), so neighbours in the ordering sit in different domains, and
  * the stride that puts the most groups in three distinct racks (then three distinct hosts) wins.
- * When the cluster has enough racks (or hosts), every group spans three of them.
+ * When every rack (or host) holds at most a third of the nodes, every group spans three of them.
+ *
+ * <p>When the domains are too uneven for that ({2, 2, 1} nodes on 3 racks: a rack of 2 would need 6
+ * of the 5 groups), {@link TripleLayout} forms 3 groups per node instead, each in three domains,
+ * every node head, middle and tail equally often. So with three failure domains or more, every
+ * group always spans three; nodes of a small domain are then in more groups (unavoidable: each
+ * domain holds a third of the replicas).
  */
 public final class GroupLayout {
     public static final int REPLICAS = 3;
@@ -50,8 +56,98 @@ public final class GroupLayout {
         return form(nodes);
     }
 
-    /** Groups for {@code nodes} (any order); empty when fewer than {@link #REPLICAS} nodes are given. */
+    /**
+     * Groups for {@code nodes} (any order); empty when fewer than {@link #REPLICAS} nodes are given.
+     * The rotation when it puts every group in three failure domains (racks when there are three
+     * racks, else hosts); otherwise, when there are three such domains, {@link TripleLayout}'s
+     * {@code 3k} groups, which always do.
+     */
     public static List<GroupRecord> form(List<NodeRecord> nodes) {
+        Function<NodeRecord, String> domain = domainOf(nodes);
+        if (nodes.size() < REPLICAS) {
+            return List.of();
+        }
+        if (domain == null || feasible(nodes, domain)) {
+            // No rotation can span three domains unless each holds at most a third of the nodes.
+            List<GroupRecord> rotation = rotation(nodes);
+            if (domain == null || spansAll(rotation, nodes, domain)) {
+                return rotation;
+            }
+        }
+        TripleLayout triples = new TripleLayout(nodes, domain, List.of());
+        List<GroupRecord> out = new ArrayList<>(REPLICAS * nodes.size());
+        for (int t = 0; t < nodes.size(); t++) {
+            out.addAll(triples.nextTriple(null, out.size() + 1));
+        }
+        return out;
+    }
+
+    /**
+     * New groups for {@code newcomers} (live nodes in no group) next to the {@code existing} groups,
+     * ids after the highest existing one: triples of a newcomer and two of {@code nodes} (every live
+     * node) in other domains, until each newcomer is in at least as many groups as the average
+     * member of the existing ones (three at least). Nothing moves: existing groups and the chunks in
+     * them stay; the newcomers take new chunks through their new groups.
+     */
+    public static List<GroupRecord> extend(List<GroupRecord> existing, List<NodeRecord> nodes,
+                                           List<NodeRecord> newcomers) {
+        if (newcomers.isEmpty() || nodes.size() < REPLICAS) {
+            return List.of();
+        }
+        Function<NodeRecord, String> domain = domainOf(nodes);
+        if (domain == null) {
+            domain = NodeRecord::id; // fewer than three domains: at least three distinct nodes
+        }
+        Set<String> members = new HashSet<>();
+        long slots = 0;
+        for (GroupRecord g : existing) {
+            members.addAll(g.members());
+            slots += g.members().size();
+        }
+        int target = Math.max(REPLICAS, members.isEmpty() ? REPLICAS : (int) Math.round((double) slots / members.size()));
+        TripleLayout triples = new TripleLayout(nodes, domain, existing);
+        int nextId = existing.stream().mapToInt(GroupRecord::id).max().orElse(0) + 1;
+        List<GroupRecord> out = new ArrayList<>();
+        List<NodeRecord> sorted = sortedById(newcomers);
+        while (true) {
+            NodeRecord first = null;
+            for (NodeRecord n : sorted) {
+                if (triples.groupsOf(n.id()) < target
+                        && (first == null || triples.groupsOf(n.id()) < triples.groupsOf(first.id()))) {
+                    first = n;
+                }
+            }
+            if (first == null) {
+                return out;
+            }
+            List<GroupRecord> made = triples.nextTriple(first, nextId);
+            if (made.isEmpty()) {
+                return out;
+            }
+            out.addAll(made);
+            nextId += made.size();
+        }
+    }
+
+    /** Racks when the nodes are on three racks or more, else hosts when on three or more, else null. */
+    static Function<NodeRecord, String> domainOf(List<NodeRecord> nodes) {
+        if (nodes.stream().map(NodeRecord::rackDomain).distinct().count() >= REPLICAS) {
+            return NodeRecord::rackDomain;
+        }
+        if (nodes.stream().map(NodeRecord::hostDomain).distinct().count() >= REPLICAS) {
+            return NodeRecord::hostDomain;
+        }
+        return null;
+    }
+
+    private static boolean spansAll(List<GroupRecord> groups, List<NodeRecord> nodes, Function<NodeRecord, String> domain) {
+        Map<String, String> of = new HashMap<>();
+        nodes.forEach(n -> of.put(n.id(), domain.apply(n)));
+        return groups.stream().allMatch(g -> g.members().stream().map(of::get).distinct().count() == REPLICAS);
+    }
+
+    /** The strided rotation: one group per node, each node once head, once middle, once tail. */
+    static List<GroupRecord> rotation(List<NodeRecord> nodes) {
         int k = nodes.size();
         if (k < REPLICAS) {
             return List.of();
