@@ -6,6 +6,8 @@ import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import io.fastblock.protocol.meta.NodeRecord;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -17,7 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Forms the first replication groups once enough storage nodes are live. Runs a check at start and
+ * Forms the first replication groups once enough storage nodes are live, and groups for servers
+ * that join later. Runs a check at start and
  * after every change under {@code /fastblock/live}; checks run one at a time on their own thread so
  * ZooKeeper's event thread never blocks.
  *
@@ -25,9 +28,9 @@ import org.slf4j.LoggerFactory;
  * that long, so servers started together all get groups (the first three to register would
  * otherwise take every group, and the others would only ever be replacements).
  *
- * <p>Only the initial formation happens here: failed nodes are handled by the chain repair
- * ({@code io.fastblock.namenode.repair}); nodes added after the groups exist are only used as
- * replacements so far (no new groups are formed for them).
+ * <p>Nodes added after the groups exist get new groups of their own ({@link GroupLayout#extend})
+ * once every group is whole; existing groups and their chunks do not move. Failed nodes are
+ * handled by the chain repair ({@code io.fastblock.namenode.repair}).
  */
 public final class GroupFormation implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(GroupFormation.class);
@@ -35,6 +38,7 @@ public final class GroupFormation implements AutoCloseable {
     private final GroupStore groups;
     private final NodeStore nodes;
     private final CuratorCache liveCache;
+    private final CuratorCache groupCache;
     private final long settleNanos;
     private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "group-formation");
@@ -55,10 +59,14 @@ public final class GroupFormation implements AutoCloseable {
         this.settleNanos = settle.toNanos();
         this.liveCache = CuratorCache.build(zk, ZkPaths.LIVE);
         liveCache.listenable().addListener((type, oldData, data) -> requestCheck());
+        // A group made whole again by chain repair may let a waiting newcomer get its groups.
+        this.groupCache = CuratorCache.build(zk, ZkPaths.GROUPS);
+        groupCache.listenable().addListener((type, oldData, data) -> requestCheck());
     }
 
     public void start() {
         liveCache.start();
+        groupCache.start();
         requestCheck();
     }
 
@@ -79,16 +87,20 @@ public final class GroupFormation implements AutoCloseable {
         }
     }
 
-    /** Forms the groups if none exist and enough nodes are live. Returns true if it created them. */
+    /**
+     * Forms the groups if none exist and enough nodes are live; once they exist, forms new groups
+     * for live active nodes that are in none (servers added later). Returns true if it created groups.
+     */
     public boolean check() {
-        if (!groups.list().isEmpty()) {
-            return false;
-        }
+        List<GroupRecord> existing = groups.list();
         List<NodeRecord> live = new ArrayList<>();
         for (NodeStore.NodeState n : nodes.all().values()) {
             if (n.live() && n.active()) {
                 live.add(n.record());
             }
+        }
+        if (!existing.isEmpty()) {
+            return expand(existing, live);
         }
         if (settleNanos > 0 && live.size() >= GroupLayout.REPLICAS && !settled(live)) {
             return false;
@@ -103,6 +115,37 @@ public final class GroupFormation implements AutoCloseable {
         if (created) {
             LOG.info("formed {} replication groups from nodes {}", layout.size(),
                     live.stream().map(NodeRecord::id).toList());
+        }
+        return created;
+    }
+
+    /**
+     * New groups for live active nodes in no group ({@link GroupLayout#extend}), so servers added
+     * after the first formation take a share of new chunks (existing chunks do not move). Only while
+     * every group is whole (three members, none joining): until then chain repair may want the new
+     * server as a replacement, and comes first. Waits for the settle time like the first formation,
+     * so servers added together share their groups.
+     */
+    private boolean expand(List<GroupRecord> existing, List<NodeRecord> live) {
+        Set<String> placed = new HashSet<>();
+        for (GroupRecord g : existing) {
+            if (g.members().size() < GroupLayout.REPLICAS || g.joining() != null) {
+                return false;
+            }
+            placed.addAll(g.members());
+        }
+        List<NodeRecord> newcomers = live.stream().filter(n -> !placed.contains(n.id())).toList();
+        if (newcomers.isEmpty() || (settleNanos > 0 && !settled(live))) {
+            return false;
+        }
+        List<GroupRecord> added = GroupLayout.extend(existing, live, newcomers);
+        if (added.isEmpty()) {
+            return false;
+        }
+        boolean created = groups.createAll(added);
+        if (created) {
+            LOG.info("formed {} replication groups for storage node(s) {} that joined after the first groups",
+                    added.size(), newcomers.stream().map(NodeRecord::id).toList());
         }
         return created;
     }
@@ -132,6 +175,7 @@ public final class GroupFormation implements AutoCloseable {
     @Override
     public void close() {
         liveCache.close();
+        groupCache.close();
         worker.shutdown();
         try {
             worker.awaitTermination(5, TimeUnit.SECONDS);

@@ -77,11 +77,59 @@ class GroupFormationTest {
         assertEquals(ZkPaths.group(1), ZkPaths.GROUPS + "/" + zk.getChildren().forPath(ZkPaths.GROUPS).stream()
                 .sorted().findFirst().orElseThrow());
 
-        // Later nodes do not reshape existing groups (growing the cluster is not built yet).
-        live("d");
-        assertFalse(formation.check());
+        assertFalse(formation.check(), "formed once");
         assertEquals(formed, groups.list());
-        assertEquals(2, new ChunkPlacement(groups, nodes).groupFor(1, 0));
+    }
+
+    @Test
+    void serversThatJoinLaterGetGroupsOfTheirOwnAndNewChunks() throws Exception {
+        live("a");
+        live("b");
+        live("c");
+        live("d");
+        assertTrue(formation.check());
+        List<GroupRecord> formed = groups.list();
+        assertEquals(4, formed.size());
+        ChunkPlacement placement = new ChunkPlacement(groups, nodes);
+        for (long chunk = 0; chunk < 40; chunk++) {
+            placement.groupFor(1, chunk); // 10 chunks in each of the first groups
+        }
+        live("e");
+        assertTrue(formation.check());
+        List<GroupRecord> after = groups.list();
+        assertEquals(formed, after.subList(0, formed.size()), "existing groups unchanged");
+        List<GroupRecord> added = after.subList(formed.size(), after.size());
+        assertEquals(3, added.size(), "e gets its share: as many groups as the others (3)");
+        for (int role = 0; role < 3; role++) {
+            int r = role;
+            assertEquals(1, added.stream().filter(g -> g.members().get(r).equals("e")).count(), "e once in role " + r);
+        }
+        assertFalse(formation.check(), "e is placed now");
+        // New chunks go to the new, empty groups first, so e fills up while the others keep theirs.
+        int toE = 0;
+        for (long chunk = 40; chunk < 70; chunk++) {
+            int g = placement.groupFor(1, chunk);
+            if (after.stream().filter(x -> x.id() == g).findFirst().orElseThrow().members().contains("e")) {
+                toE++;
+            }
+        }
+        assertEquals(30, toE, "the 30 chunks after the join all include e until its groups catch up");
+    }
+
+    @Test
+    void noNewGroupsWhileAGroupIsDegraded() throws Exception {
+        live("a");
+        live("b");
+        live("c");
+        assertTrue(formation.check());
+        GroupStore.Versioned g1 = groups.get(1).orElseThrow();
+        assertTrue(groups.compareAndSet(g1, new GroupRecord(1, 2, List.of("b", "c"))));
+        live("d");
+        assertFalse(formation.check(), "chain repair may use d as a replacement first");
+        GroupStore.Versioned g1b = groups.get(1).orElseThrow();
+        assertTrue(groups.compareAndSet(g1b, new GroupRecord(1, 3, List.of("b", "c", "a"))));
+        assertTrue(formation.check());
+        assertTrue(groups.list().stream().anyMatch(g -> g.members().contains("d")));
     }
 
     @Test
