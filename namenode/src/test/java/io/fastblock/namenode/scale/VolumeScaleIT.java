@@ -131,14 +131,20 @@ class VolumeScaleIT {
             assertEquals(List.of(), zk.getChildren().forPath(ZkPaths.CLIENT_IDS), "client ids released");
             // The leader's reclaimer removes the deleted volumes' layers in the background.
             long deadline = System.nanoTime() + 180_000_000_000L;
-            while (!zk.getChildren().forPath(ZkPaths.LAYERS).isEmpty() && System.nanoTime() < deadline) {
+            while ((!zk.getChildren().forPath(ZkPaths.LAYERS).isEmpty()
+                    || !zk.getChildren().forPath(ZkPaths.RECLAIM).isEmpty()) && System.nanoTime() < deadline) {
                 Thread.sleep(200);
             }
             assertEquals(List.of(), zk.getChildren().forPath(ZkPaths.LAYERS), "every deleted layer reclaimed");
+            assertEquals(List.of(), zk.getChildren().forPath(ZkPaths.RECLAIM), "every reclaim done");
             ZkSize after = size(zk, ZkPaths.ROOT);
-            System.out.printf("scale: after deleting them: %d znodes, %d bytes (the deleted ids' seals under"
-                    + " /fastblock/fences: %d)%n", after.znodes(), after.bytes(),
+            String sealed = new String(zk.getData().forPath(ZkPaths.SEALED_IDS), java.nio.charset.StandardCharsets.US_ASCII);
+            System.out.printf("scale: after deleting them: %d znodes, %d bytes (%d before; seals moved to"
+                    + " /fastblock/sealed-ids: \"%s\", %d fences left)%n", after.znodes(), after.bytes(),
+                    before.znodes(), sealed.length() > 60 ? sealed.substring(0, 60) + "..." : sealed,
                     zk.getChildren().forPath(ZkPaths.FENCES).size());
+            assertEquals(List.of(), zk.getChildren().forPath(ZkPaths.FENCES), "seals moved to the sealed ids");
+            assertEquals(before.znodes() + 1, after.znodes(), "nothing left but the sealed-ids znode");
         }
     }
 

@@ -25,6 +25,8 @@ package io.fastblock.protocol.meta;
  * /fastblock/leases/{volumeId}           persistent  LeaseRecord JSON: write lease holder, epoch, expiry
  * /fastblock/fences/{volumeId}           persistent  lease-epoch floor of a volume id, decimal text;
  *                                                   Long.MAX_VALUE = sealed (VolumeFences)
+ * /fastblock/sealed-ids                  persistent  SealedIds text "3-7,9": sealed ids of reclaimed layers,
+ *                                                   whose fences/ znodes are gone
  * /fastblock/node-admin/{nodeId}         persistent  NodeAdminRecord JSON: active / draining / decommissioned
  * /fastblock/namenodes/leader/...        ephemeral   Curator LeaderLatch participants (id = the namenode's URL)
  * </pre>
@@ -46,6 +48,8 @@ public final class ZkPaths {
     public static final String NODE_ADMIN = ROOT + "/node-admin";
     public static final String FENCES = ROOT + "/fences";
     public static final String LAYERS = ROOT + "/layers";
+    /** {@link SealedIds}: ids sealed for good whose layers were reclaimed (their fences/ znodes removed). */
+    public static final String SEALED_IDS = ROOT + "/sealed-ids";
     public static final String RECLAIM = ROOT + "/reclaim";
     public static final String NAMENODE_LEADER = ROOT + "/namenodes/leader";
 

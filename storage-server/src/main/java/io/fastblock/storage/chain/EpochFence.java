@@ -1,5 +1,6 @@
 package io.fastblock.storage.chain;
 
+import io.fastblock.protocol.meta.SealedIds;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -37,9 +38,30 @@ public final class EpochFence {
     }
 
     private final ConcurrentHashMap<Long, Volume> volumes = new ConcurrentHashMap<>();
+    /** Ids sealed for good ({@code /fastblock/sealed-ids}): their floor starts at {@link #SEALED}. */
+    private volatile SealedIds sealedIds = SealedIds.EMPTY;
 
     private Volume volume(long volumeId) {
-        return volumes.computeIfAbsent(volumeId, v -> new Volume());
+        return volumes.computeIfAbsent(volumeId, v -> {
+            Volume fresh = new Volume();
+            if (sealedIds.contains(v)) {
+                fresh.floor = SEALED;
+            }
+            return fresh;
+        });
+    }
+
+    /**
+     * Seals every id of {@code ids}, the set as last read from ZooKeeper (it only grows there): ids
+     * seen before are raised now, ids seen later start sealed.
+     */
+    public void sealAll(SealedIds ids) {
+        sealedIds = ids;
+        for (var e : volumes.entrySet()) {
+            if (ids.contains(e.getKey())) {
+                raise(e.getKey(), SEALED);
+            }
+        }
     }
 
     /** A write: a ticket if {@code epoch} is at or above the floor (and raises the floor to it). */

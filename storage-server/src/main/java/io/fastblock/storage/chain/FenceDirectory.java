@@ -1,5 +1,6 @@
 package io.fastblock.storage.chain;
 
+import io.fastblock.protocol.meta.SealedIds;
 import io.fastblock.protocol.meta.VolumeFences;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.io.Closeable;
@@ -15,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * Feeds the lease-epoch floors recorded under {@code /fastblock/fences} into this node's
  * {@link EpochFence}: all of them at start-up (before the node serves anything, so a restart
  * never forgets a fence) and every change afterwards. Floors only rise; a deleted znode changes
- * nothing here.
+ * nothing here. Ids sealed for good whose layers were reclaimed are read from
+ * {@code /fastblock/sealed-ids} ({@link SealedIds}) the same way.
  */
 public final class FenceDirectory implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(FenceDirectory.class);
@@ -23,6 +25,7 @@ public final class FenceDirectory implements Closeable {
     private final CuratorFramework zk;
     private final EpochFence fence;
     private final CuratorCache cache;
+    private final CuratorCache sealedCache;
 
     public FenceDirectory(CuratorFramework zk, EpochFence fence) {
         this.zk = zk;
@@ -30,6 +33,14 @@ public final class FenceDirectory implements Closeable {
         this.cache = CuratorCache.build(zk, ZkPaths.FENCES);
         cache.listenable().addListener(CuratorCacheListener.builder()
                 .forCreatesAndChanges((old, node) -> accept(node))
+                .build());
+        this.sealedCache = CuratorCache.build(zk, ZkPaths.SEALED_IDS);
+        sealedCache.listenable().addListener(CuratorCacheListener.builder()
+                .forCreatesAndChanges((old, node) -> {
+                    if (ZkPaths.SEALED_IDS.equals(node.getPath())) {
+                        applySealed(node.getData());
+                    }
+                })
                 .build());
     }
 
@@ -48,8 +59,24 @@ public final class FenceDirectory implements Closeable {
         } catch (KeeperException.NoNodeException none) {
             // no fence recorded yet
         }
+        // Read after the fences: the namenode removes a seal from fences/ only in the transaction that
+        // adds it here, so a seal missed above (removed after the listing) is in what is read now.
+        try {
+            applySealed(zk.getData().forPath(ZkPaths.SEALED_IDS));
+        } catch (KeeperException.NoNodeException none) {
+            // no layer reclaimed yet
+        }
         cache.start();
+        sealedCache.start();
         return loaded;
+    }
+
+    private void applySealed(byte[] data) {
+        try {
+            fence.sealAll(SealedIds.parse(data));
+        } catch (IllegalArgumentException e) {
+            LOG.warn("ignoring unreadable {}: {}", ZkPaths.SEALED_IDS, e.getMessage());
+        }
     }
 
     private void accept(ChildData node) {
@@ -72,5 +99,6 @@ public final class FenceDirectory implements Closeable {
     @Override
     public void close() {
         cache.close();
+        sealedCache.close();
     }
 }
