@@ -153,6 +153,7 @@ public final class ChainBenchmark {
                                     double ft0 = tail.logFsyncTime.totalTime(TimeUnit.MICROSECONDS);
                                     double c0 = tail.logCommitTime.count();
                                     double ct0 = tail.logCommitTime.totalTime(TimeUnit.MICROSECONDS);
+                                    RoleLatency roles = new RoleLatency(chain.servers());
                                     RunResult r = load.run(w, s.rampNanos(), s.runtimeNanos());
                                     double da = tail.logAppends.count() - a0;
                                     double df = tail.logFsyncs.count() - f0;
@@ -166,6 +167,7 @@ public final class ChainBenchmark {
                                         progress.printf(Locale.ROOT, "  tail: %.1f writes/fsync, fsync %.0f µs, commit %.0f µs",
                                                 da / df, (tail.logFsyncTime.totalTime(TimeUnit.MICROSECONDS) - ft0) / df,
                                                 dc == 0 ? 0 : (tail.logCommitTime.totalTime(TimeUnit.MICROSECONDS) - ct0) / dc);
+                                        progress.print("; " + roles.since());
                                     }
                                     progress.println();
                                 } else {

@@ -42,10 +42,18 @@ final class AllocationMap implements Closeable {
         ByteBuffer b = ByteBuffer.allocate(n);
         file.readFully(b, fromByte);
         b.clear();
+        boolean changed = false;
         for (long blk = first; blk < end; blk++) {
             int i = (int) (blk / 8 - fromByte);
             int bit = 1 << (int) (blk % 8);
-            b.put(i, (byte) (allocated ? b.get(i) | bit : b.get(i) & ~bit));
+            byte was = b.get(i);
+            byte now = (byte) (allocated ? was | bit : was & ~bit);
+            changed |= now != was;
+            b.put(i, now);
+        }
+        if (!changed && toByte < size) {
+            // Every bit already as asked (an overwrite of allocated blocks, the common case): no write.
+            return;
         }
         if (!allocated && toByte >= size) {
             // Clearing up to or beyond the end: writing the clear bytes past the end would only grow the file.

@@ -198,13 +198,23 @@ final class ChunkFile implements Closeable {
         if (allocate) {
             map.set(first, count, true);
         }
-        ByteBuffer span = scratch(count * BLOCK);
-        int[] old = null;
-        boolean[] keepBad = null;
         int head = (int) (offset - first * BLOCK);
         int tailEnd = (int) (offset + length - first * BLOCK);
         boolean partialFirst = head != 0;
         boolean partialLast = tailEnd != count * BLOCK;
+        if (!partialFirst && !partialLast) {
+            // Whole blocks: their checksums come straight from the caller's buffers, no staging copy.
+            long pos = offset;
+            for (ByteBuffer b : src) {
+                data.writeFully(b.duplicate(), pos);
+                pos += b.remaining();
+            }
+            storeSums(first, blockSums(src, count), null);
+            return;
+        }
+        ByteBuffer span = scratch(count * BLOCK);
+        int[] old = null;
+        boolean[] keepBad = null;
         if (partialFirst || partialLast) {
             old = storedSums(first, count);
             keepBad = new boolean[count];
@@ -228,6 +238,31 @@ final class ChunkFile implements Closeable {
             fresh[i] = crcOf(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK));
         }
         storeSums(first, fresh, keepBad);
+    }
+
+    /** The checksum of each of the {@code count} whole blocks that {@code src} holds back to back. */
+    private static int[] blockSums(ByteBuffer[] src, int count) {
+        int[] out = new int[count];
+        CRC32C c = new CRC32C();
+        int filled = 0;
+        int block = 0;
+        for (ByteBuffer b : src) {
+            ByteBuffer d = b.duplicate();
+            while (d.hasRemaining()) {
+                int n = Math.min(BLOCK - filled, d.remaining());
+                ByteBuffer piece = d.duplicate();
+                piece.limit(d.position() + n);
+                c.update(piece);
+                d.position(d.position() + n);
+                filled += n;
+                if (filled == BLOCK) {
+                    out[block++] = (int) c.getValue();
+                    c.reset();
+                    filled = 0;
+                }
+            }
+        }
+        return out;
     }
 
     private boolean loadAndCheck(ByteBuffer span, int slot, long block, int stored) throws IOException {

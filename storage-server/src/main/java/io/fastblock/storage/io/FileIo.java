@@ -65,4 +65,18 @@ public interface FileIo extends Closeable {
             at += write(src, at);
         }
     }
+
+    /**
+     * Writes all of {@code srcs}, one after the other, from {@code position}: the same bytes as
+     * writing each in turn, where the layer can in one gathered system call (the log's group
+     * commit writes a whole batch of records this way).
+     */
+    default void writeFully(ByteBuffer[] srcs, long position) throws IOException {
+        long at = position;
+        for (ByteBuffer b : srcs) {
+            int n = b.remaining();
+            writeFully(b, at);
+            at += n;
+        }
+    }
 }

@@ -54,6 +54,32 @@ public final class RealFileIo implements FileIo {
         return channel.write(src, position);
     }
 
+    /**
+     * One {@code writev} at the channel's position for as many buffers as the kernel takes per
+     * call. The position is only used here (every other access is positional), under this lock.
+     */
+    @Override
+    public void writeFully(ByteBuffer[] srcs, long position) throws IOException {
+        if (srcs.length == 1) {
+            writeFully(srcs[0], position);
+            return;
+        }
+        synchronized (gather) {
+            long at = position;
+            int first = 0;
+            while (first < srcs.length) {
+                if (!srcs[first].hasRemaining()) {
+                    first++;
+                    continue;
+                }
+                channel.position(at);
+                at += channel.write(srcs, first, srcs.length - first);
+            }
+        }
+    }
+
+    private final Object gather = new Object();
+
     /** Large ranges become holes (their blocks return to the filesystem); small ones, or without fallocate, zeros. */
     @Override
     public void zeroRange(long position, long length) throws IOException {

@@ -164,6 +164,9 @@ final class GroupCommitter {
                 writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos,
                         recordBytes, a.originSegment, a.originPosition, a.trim()));
             }
+            for (LogSegment seg : touched.keySet()) {
+                seg.writePending();
+            }
             written = true;
             for (LogSegment seg : touched.keySet()) {
                 long t = System.nanoTime();
