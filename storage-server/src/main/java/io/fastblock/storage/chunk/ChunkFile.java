@@ -33,7 +33,7 @@ final class ChunkFile implements Closeable {
 
     private final ChunkId chunk;
     /** Replaced only by {@link #replaceData} (compaction), on the chunk's stripe like every other use. */
-    private FileIo data;
+    private volatile FileIo data;
     private final FileIo sums;
     private final AllocationMap map;
 

@@ -940,26 +940,22 @@ public final class ChunkStore implements Closeable {
     }
 
     /**
-     * The checkpoint: forces every dirty chunk (on its stripe, after the writes queued before it),
-     * then records which chunks are still dirty and the sequence forced for each.
+     * The checkpoint: forces every dirty chunk, then records which chunks are still dirty and the
+     * sequence forced for each. What a chunk's entry may claim is read on its stripe, after the
+     * writes queued before it (they are in the file then); the fsync itself runs here, off the
+     * stripe, so the chunk's new writes do not queue behind it (a checkpoint's fsyncs took tens to
+     * hundreds of milliseconds on a busy disk, stalling every write of the chunk meanwhile). An
+     * fsync that starts after those writes returned covers them; later writes it may also cover
+     * are not claimed.
      */
     public void flush() throws IOException {
         synchronized (flushLock) {
             List<ChunkId> chunks = new ArrayList<>(dirty.keySet());
-            List<CompletableFuture<long[]>> forcedNow = new ArrayList<>();
+            List<CompletableFuture<StripeSnapshot>> seen = new ArrayList<>();
             for (ChunkId c : chunks) {
-                forcedNow.add(onStripe(c, () -> {
+                seen.add(onStripe(c, () -> {
                     Tracked t = dirty.get(c);
-                    if (t == null) {
-                        return null;
-                    }
-                    long writes = t.writes;
-                    long seq = t.latestSequence;
-                    ChunkFile f = open.get(c);
-                    if (f != null) {
-                        f.force();
-                    }
-                    return new long[]{writes, seq};
+                    return t == null ? null : new StripeSnapshot(t.writes, t.latestSequence, open.get(c));
                 }));
             }
             IOException failed = null;
@@ -970,11 +966,14 @@ public final class ChunkStore implements Closeable {
             boolean[] ok = new boolean[chunks.size()];
             for (int i = 0; i < chunks.size(); i++) {
                 try {
-                    results[i] = forcedNow.get(i).join();
+                    StripeSnapshot snap = seen.get(i).join();
+                    results[i] = snap == null ? null : forceOffStripe(chunks.get(i), snap);
                     ok[i] = true;
                 } catch (CompletionException e) {
                     failed = e.getCause() instanceof UncheckedIOException u ? u.getCause()
                             : new IOException("flush of chunk " + chunks.get(i) + " failed: " + e.getCause(), e.getCause());
+                } catch (UncheckedIOException e) {
+                    failed = e.getCause();
                 }
             }
             synchronized (dirtyLock) {
@@ -1011,6 +1010,36 @@ public final class ChunkStore implements Closeable {
                 throw failed;
             }
         }
+    }
+
+    /** A dirty chunk as its stripe saw it: writes and latest sequence so far, and its open file (or null). */
+    private record StripeSnapshot(long writes, long sequence, ChunkFile file) {
+    }
+
+    /**
+     * Forces the snapshot's file; if that file was closed meanwhile (the chunk was deleted, or a
+     * compaction swapped in a new file, forced before the swap), forces whatever is open now on
+     * the stripe instead. Returns {writes, sequence} as the snapshot claimed them.
+     */
+    private long[] forceOffStripe(ChunkId c, StripeSnapshot snap) {
+        try {
+            try {
+                if (snap.file() != null) {
+                    snap.file().force();
+                }
+            } catch (java.nio.channels.ClosedChannelException closed) {
+                await(onStripe(c, () -> {
+                    ChunkFile now = open.get(c);
+                    if (now != null) {
+                        now.force();
+                    }
+                    return null;
+                }));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new long[]{snap.writes(), snap.sequence()};
     }
 
     /**
