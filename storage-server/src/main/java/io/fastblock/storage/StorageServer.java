@@ -25,6 +25,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -161,8 +162,9 @@ public final class StorageServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
-                        ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE,
-                                new StorageRequestHandler(served, inflight));
+                        // Answers completed together (a group commit's batch) leave in one send, not one each.
+                        ch.pipeline().addLast(new FlushConsolidationHandler(io.fastblock.storage.net.StorageClient.FLUSH_AFTER, true), new StorageFrameDecoder(),
+                                StorageFrameEncoder.INSTANCE, new StorageRequestHandler(served, inflight));
                     }
                 });
         serverChannel = b.bind(config.listen(), config.port()).sync().channel();

@@ -13,6 +13,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -30,6 +31,8 @@ import java.util.function.LongFunction;
  * set up (chain replication relies on that FIFO order).
  */
 public final class StorageClient implements AutoCloseable {
+    /** Flushes held back at most this many writes while more are coming (Netty's consolidation). */
+    public static final int FLUSH_AFTER = 64;
     private final String peer;
     private final Channel channel;
     private final Map<Long, CompletableFuture<StorageResponse>> pending = new ConcurrentHashMap<>();
@@ -53,7 +56,9 @@ public final class StorageClient implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE, new ResponseHandler(self));
+                        // Requests sent together (forwards of a burst of writes) leave in one send, not one each.
+                        ch.pipeline().addLast(new FlushConsolidationHandler(FLUSH_AFTER, true), new StorageFrameDecoder(),
+                                StorageFrameEncoder.INSTANCE, new ResponseHandler(self));
                     }
                 });
         ChannelFuture cf = b.connect(host, port);
