@@ -4,19 +4,24 @@
 # `qemu-img bench` (QEMU's libiscsi driver). Prints medians per target and the ratio A/B as a markdown table.
 #
 #   bench/run-vs-tgt.sh FASTBLOCK_URL TGT_URL [--rounds 3] [--runtime 10s] [--ramp 2s] [--span 1G]
-#                       [--out DIR] [--no-qemu] [--no-prefill]
+#                       [--out DIR] [--no-qemu] [--no-prefill] [--cpu-a PID,PID..] [--cpu-b PID,PID..]
+#
+# --cpu-a/--cpu-b name the processes serving each side (fastblock: gateway and storage servers; tgtd); the
+# table then also gives the CPU time they used per I/O in the load generator's runs (us per I/O, from
+# /proc/PID/stat), the figure that stays comparable when other work on the machine moves the throughput.
 #
 # Both URLs look like iscsi://127.0.0.1:3260/<iqn>/<lun>. Before measuring, the first --span bytes of each
 # LUN are written once (1 MiB sequential), so reads hit written data on both. Needs java 17, python3 and,
 # unless --no-qemu, qemu-img; builds bench/target/fastblock-bench.jar if it is missing.
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,11p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
 A=$1 B=$2; shift 2
-rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1
+rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 cpu_a= cpu_b=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2;; --runtime) runtime=$2; shift 2;; --ramp) ramp=$2; shift 2;;
     --span) span=$2; shift 2;; --out) out=$2; shift 2;; --no-qemu) qemu=0; shift;; --no-prefill) prefill=0; shift;;
+    --cpu-a) cpu_a=$2; shift 2;; --cpu-b) cpu_b=$2; shift 2;;
     *) echo "run-vs-tgt: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -28,6 +33,8 @@ mkdir -p "$out"
 echo "results in $out" >&2
 
 lg() { java -XX:+UseParallelGC -jar "$jar" "$@"; }
+# CPU ticks (user + system, 1/CLK_TCK s) used so far by a comma-separated list of processes; empty if none given
+ticks() { [ -n "$1" ] || return 0; local t=0 p; for p in ${1//,/ }; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 
 if [ $prefill = 1 ]; then
   for url in "$A" "$B"; do
@@ -54,8 +61,11 @@ for r in $(seq "$rounds"); do
       echo "round $r $name $side" >&2
       echo "round $r $name $side $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/loadavg.txt"
       # shellcheck disable=SC2086
+      pids=$cpu_a; [ $side = B ] && pids=$cpu_b
+      t0=$(ticks "$pids")
       lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" --json "$out/lg-$name-$side-$r.json" \
         >"$out/lg-$name-$side-$r.txt" || echo "load generator failed: $out/lg-$name-$side-$r.txt" >&2
+      [ -z "$pids" ] || echo "$(( $(ticks "$pids") - t0 ))" >"$out/cpu-$name-$side-$r.txt"
       if [ $qemu = 1 ]; then
         # shellcheck disable=SC2086
         timeout 300 qemu-img bench -f raw -t none -n $qopts "$url" >"$out/qemu-$name-$side-$r.txt" 2>&1 \
@@ -125,6 +135,21 @@ print(f"| tool | workload | unit | A median | B median | A/B | runs A vs B |")
 print("|---|---|---|---|---|---|---|")
 for n in names:
     print(row("load generator", n, lg(n, "A"), lg(n, "B"), unit[n], "lg"))
+tck = os.sysconf("SC_CLK_TCK")
+def cpu_per_io(name, side):
+    # CPU of the serving processes per I/O of the load generator's run (ramp included on both sides of the ratio)
+    vals = []
+    for r in range(1, rounds + 1):
+        c, j = f"{out}/cpu-{name}-{side}-{r}.txt", f"{out}/lg-{name}-{side}-{r}.json"
+        if os.path.exists(c) and os.path.exists(j):
+            t = json.load(open(j))["total"]
+            ios = t["read"]["ios"] + t["write"]["ios"] if "ios" in t.get("read", {}) else 0
+            if ios > 0:
+                vals.append(int(open(c).read()) / tck * 1e6 / ios)
+    return vals
+if any(os.path.exists(f"{out}/cpu-{n}-A-1.txt") or os.path.exists(f"{out}/cpu-{n}-B-1.txt") for n in names):
+    for n in names:
+        print(row("server CPU per I/O", n, cpu_per_io(n, "A"), cpu_per_io(n, "B"), "us", "cpu"))
 for n in names:
     a, b = qemu(n, "A"), qemu(n, "B")
     if a or b or failed.get(("qemu", n, "A")) or failed.get(("qemu", n, "B")):

@@ -3,6 +3,7 @@ package io.fastblock.gateway.client;
 import io.fastblock.protocol.StorageMessage;
 import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.WriteRequest;
+import io.fastblock.protocol.codec.LoopFlush;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -33,6 +34,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
     private final NodeAddress node;
     private final long timeoutNanos;
     private final Map<Long, Pending> pending = new HashMap<>(); // event loop only
+    private LoopFlush flush; // event loop only
     private volatile ChannelFuture connectFuture;
     /** Completes with the connect future; bridges the moment between publication and connect(). */
     private final CompletableFuture<ChannelFuture> started = new CompletableFuture<>();
@@ -113,7 +115,10 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             }
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         pending.put(id, new Pending(result, timeout));
-        ch.writeAndFlush(message).addListener(f -> {
+        if (flush == null) {
+            flush = new LoopFlush(ch);
+        }
+        ch.write(message).addListener(f -> {
             if (!f.isSuccess()) {
                 Pending p = pending.remove(id);
                 if (p != null) {
@@ -124,6 +129,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
                 ch.close();
             }
         });
+        flush.soon(); // the commands of one iSCSI read batch go out in one write
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.fastblock.protocol.ProtocolException;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageMessage;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.codec.LoopFlush;
 import io.fastblock.storage.chain.ReplicaService;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -24,6 +25,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
     private final ReplicaService service;
     private final InflightRequests inflight;
     private int outstanding; // event-loop confined
+    private LoopFlush flush; // event-loop confined
 
     public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
         this.service = service;
@@ -52,7 +54,12 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
             try {
                 StorageResponse answer = resp != null ? resp
                         : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
-                ctx.writeAndFlush(answer);
+                if (ctx.executor().inEventLoop()) {
+                    ctx.write(answer); // reads answered inline: one flush for the batch
+                    flush(ctx).soon();
+                } else {
+                    ctx.writeAndFlush(answer);
+                }
             } finally {
                 inflight.end(m.op());
                 if (ctx.executor().inEventLoop()) {
@@ -62,6 +69,13 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
                 }
             }
         });
+    }
+
+    private LoopFlush flush(ChannelHandlerContext ctx) {
+        if (flush == null) {
+            flush = new LoopFlush(ctx.channel());
+        }
+        return flush;
     }
 
     private void answered(ChannelHandlerContext ctx) {

@@ -53,6 +53,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private final int queueDepth;
 
     private ChannelHandlerContext ctx;
+    private io.fastblock.protocol.codec.LoopFlush responseFlush; // event loop only
     private LoginNegotiator login;
     private boolean loginPending;
     /** Login text split over several PDUs (C=1), joined before negotiation. */
@@ -1011,7 +1012,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             ctx.write(din);
             if (status) {
                 data.release();
-                ctx.flush();
+                responseFlush().soon();
                 return;
             }
         }
@@ -1025,6 +1026,15 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             seg.writeShort(sense.length).writeBytes(sense);
             rsp.data(seg);
         }
-        ctx.writeAndFlush(rsp);
+        ctx.write(rsp);
+        responseFlush().soon();
+    }
+
+    /** Command answers leave once per event-loop turn: those completing together share a write. */
+    private io.fastblock.protocol.codec.LoopFlush responseFlush() {
+        if (responseFlush == null) {
+            responseFlush = new io.fastblock.protocol.codec.LoopFlush(ctx.channel());
+        }
+        return responseFlush;
     }
 }
