@@ -328,6 +328,11 @@ def _status(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_j
     live = sum(1 for node in nodes if node.get("live"))
     print(f"nodes: {live} live, {len(nodes) - live} dead", file=out)
     _print_table(out, [_node_row(node) for node in nodes], indent="  ")
+    down = [d for d in status.get("down") or [] if isinstance(d, dict)]
+    if down:
+        print(f"down nodes: {len(down)} (down/out interval)", file=out)
+        for d in down:
+            print(f"  {_down_line(d)}", file=out)
     degraded = status.get("degradedGroups")
     if not isinstance(degraded, int):
         degraded = sum(1 for group in groups if group.get("degraded"))
@@ -365,6 +370,21 @@ def _status(client: FastblockClient, args: argparse.Namespace, out: TextIO, as_j
     if isinstance(namenode, dict):
         role = "leader" if namenode.get("leader") else f"standby (leader: {namenode.get('leaderUrl') or 'none elected'})"
         print(f"namenode: {role}", file=out)
+
+
+def _down_line(d: dict[str, Any]) -> str:
+    """One down node: whether its groups still wait for it, are re-replicated elsewhere, or it is rejoining."""
+    groups = ",".join(str(g) for g in d.get("groups") or []) or "-"
+    state = d.get("state", "?")
+    if state == "waiting":
+        what = f"groups {groups} wait for it; replacement starts {d.get('replaceAt', '?')}"
+    elif state == "replacing":
+        what = f"replaced elsewhere since {d.get('replaceAt', '?')} (groups still short: {groups})"
+    elif state == "rejoining":
+        what = f"back since {d.get('backSince', '?')}, catching up by delta in groups {groups}"
+    else:
+        what = f"groups {groups}"
+    return f"{d.get('id', '?')}  {state}  down since {d.get('downSince', '?')}: {what}"
 
 
 def progress_bar(done: Any, total: Any, width: int = PROGRESS_WIDTH) -> str:

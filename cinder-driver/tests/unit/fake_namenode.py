@@ -38,6 +38,7 @@ class FakeNamenode:
         # (status, body bytes, content type): answered once for the next request instead of the API.
         self.canned: list[tuple[int, bytes, str]] = []
         self.dead: set[str] = set()
+        self.down: list[dict[str, Any]] = []  # /v1/status "down": the namenode's down/out interval records
         self.exports: dict[str, dict[str, dict[str, Any]]] = {}
         # volume name -> snapshots, oldest first (contract B)
         self.snapshots: dict[str, list[dict[str, Any]]] = {}
@@ -167,6 +168,7 @@ class FakeNamenode:
                 },
                 "degradedGroups": sum(1 for g in groups if g["degraded"]),
                 "namenode": {"leader": True, "leaderUrl": self.url},
+                "down": self.down,
             }
         return 404, {"code": "NOT_FOUND", "message": f"no route for {method} {path}"}
 

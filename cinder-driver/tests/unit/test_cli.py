@@ -241,6 +241,29 @@ def test_status_shows_labels_states_degraded_groups_and_catch_up_progress(nameno
     assert "namenode: leader" in out
 
 
+def test_status_shows_down_nodes_and_when_their_replacement_starts(namenode, capsys):
+    namenode.dead.add("storage-2")
+    namenode.down = [
+        {"id": "storage-2", "downSince": "2026-11-21T20:00:00Z", "replaceAt": "2026-11-21T20:01:00Z",
+         "backSince": None, "groups": [1, 2], "state": "waiting"},
+        {"id": "storage-4", "downSince": "2026-11-21T19:00:00Z", "replaceAt": "2026-11-21T19:01:00Z",
+         "backSince": None, "groups": [3], "state": "replacing"},
+        {"id": "storage-5", "downSince": "2026-11-21T20:00:00Z", "replaceAt": "2026-11-21T20:01:00Z",
+         "backSince": "2026-11-21T20:00:30Z", "groups": [4], "state": "rejoining"},
+    ]
+    code, out, err = run(capsys, "--namenode", namenode.url, "status")
+    assert (code, err) == (0, "")
+    assert "down nodes: 3 (down/out interval)" in out
+    assert ("  storage-2  waiting  down since 2026-11-21T20:00:00Z: groups 1,2 wait for it;"
+            " replacement starts 2026-11-21T20:01:00Z") in out
+    assert "  storage-4  replacing  down since 2026-11-21T19:00:00Z: replaced elsewhere since 2026-11-21T19:01:00Z" in out
+    assert "back since 2026-11-21T20:00:30Z, catching up by delta in groups 4" in out
+    namenode.down = []
+    code, out, err = run(capsys, "--namenode", namenode.url, "status")
+    assert (code, err) == (0, "")
+    assert "down nodes" not in out
+
+
 @pytest.mark.parametrize(
     "done, total, expected",
     [

@@ -36,7 +36,7 @@ final class LeaderServices implements AutoCloseable {
         GroupFormation formation = new GroupFormation(zk, groups, nodes, config.formationSettle());
         formation.start();
         running.push(formation);
-        ChainRepair repair = new ChainRepair(zk, groups, nodes, config.maxConcurrentJoins(), config.rejoinWindow());
+        ChainRepair repair = new ChainRepair(zk, groups, nodes, config.maxConcurrentJoins(), config.replaceAfter());
         repair.start();
         running.push(repair);
         LayerReclaimer reclaimer = new LayerReclaimer(zk, groups, nodes, sealer, STORAGE_TIMEOUT);

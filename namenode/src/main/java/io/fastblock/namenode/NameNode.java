@@ -4,6 +4,7 @@ import io.fastblock.namenode.api.HttpApi;
 import io.fastblock.namenode.api.NameNodeApi;
 import io.fastblock.namenode.api.Router;
 import io.fastblock.namenode.meta.ChunkMapStore;
+import io.fastblock.namenode.meta.DownStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.VolumeEdits;
@@ -116,9 +117,10 @@ public final class NameNode implements AutoCloseable {
             LeaseFencing fencing = new LeaseFencing(new FenceStore(curator), fences);
             NameNodeApi.Services services = new NameNodeApi.Services(volumes, chunkMaps, groups, nodes,
                     new ExportStore(curator), new LeaseStore(curator), new TenantStore(curator),
-                    new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator), fencing);
+                    new ProgressStore(curator), placement, leaderView, new VolumeEdits(curator), fencing,
+                    new DownStore(curator));
             Router router = new NameNodeApi(services, new NameNodeApi.Settings(config.chunkSize(),
-                    config.oversubscription(), config.leaseTtl(), System::currentTimeMillis),
+                    config.oversubscription(), config.leaseTtl(), System::currentTimeMillis, config.replaceAfter()),
                     new LayerStacks(curator), fences).router();
             SSLContext tls = config.tls()
                     ? TlsContexts.server(Path.of(config.tlsKeystore()), config.tlsPassword().toCharArray()) : null;

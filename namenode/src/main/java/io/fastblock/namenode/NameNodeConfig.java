@@ -26,8 +26,11 @@ import java.time.Duration;
  *                         0 disables the check
  * @param leaseTtl         how long a write lease lasts without renewal
  * @param maxConcurrentJoins replicas being caught up at once over the cluster (re-replication throttle)
- * @param rejoinWindow     a node back within this time after losing its session is preferred as the
- *                         replacement in the groups it left (it catches up by delta)
+ * @param replaceAfter     the down/out interval (Ceph's mon_osd_down_out_interval): a group member whose
+ *                         session expires leaves its chains at once, but its groups wait this long for it
+ *                         before re-replicating elsewhere, so a server back within it rejoins its own
+ *                         groups and catches up by delta; a group down to one copy and a drain do not
+ *                         wait. {@code --replace-after-ms}, default 60000; 0 replaces at once
  * @param fenceTimeout     how long each live storage server gets to confirm a FENCE (a write lease moves,
  *                         a layer is sealed); past it the request answers 503 and is asked again
  * @param formationSettle  the first replication groups are formed once the set of live storage nodes
@@ -36,7 +39,7 @@ import java.time.Duration;
 public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, String zkConnect, int zkPort,
                              long chunkSize, int replication, String apiToken, String tlsKeystore,
                              String tlsPassword, String advertiseUrl, double oversubscription, Duration leaseTtl,
-                             int maxConcurrentJoins, Duration rejoinWindow, Duration fenceTimeout,
+                             int maxConcurrentJoins, Duration replaceAfter, Duration fenceTimeout,
                              Duration formationSettle) {
 
     public NameNodeConfig {
@@ -68,6 +71,10 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         if (formationSettle.isNegative()) {
             throw new IllegalArgumentException("--formation-settle-ms must be >= 0, got " + formationSettle.toMillis());
         }
+        if (replaceAfter == null || replaceAfter.isNegative()) {
+            throw new IllegalArgumentException("--replace-after-ms must be >= 0 (0: replace a lost member at once), got "
+                    + (replaceAfter == null ? null : replaceAfter.toMillis()));
+        }
         if (maxConcurrentJoins < 1) {
             throw new IllegalArgumentException("--max-concurrent-joins must be >= 1, got " + maxConcurrentJoins);
         }
@@ -77,6 +84,9 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         tlsPassword = tlsPassword == null ? "" : tlsPassword;
         advertiseUrl = advertiseUrl == null ? "" : advertiseUrl.replaceAll("/+$", "");
     }
+
+    /** Default down/out interval: a minute covers a process restart or a quick reboot. */
+    public static final long DEFAULT_REPLACE_AFTER_MS = 60_000;
 
     public static NameNodeConfig defaults() {
         return fromArgs();
@@ -98,7 +108,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         String oversub = cl.get("oversubscription", "4.0");
         long leaseTtlMs = cl.getLong("lease-ttl-ms", 15_000);
         int joins = cl.getInt("max-concurrent-joins", 2);
-        long rejoinS = cl.getLong("rejoin-window-s", 300);
+        long replaceAfterMs = cl.getLong("replace-after-ms", DEFAULT_REPLACE_AFTER_MS);
         long fenceMs = cl.getLong("fence-timeout-ms", 10_000);
         long settleMs = cl.getLong("formation-settle-ms", 2_000);
         cl.rejectUnknown();
@@ -115,7 +125,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
             throw new IllegalArgumentException("--oversubscription must be a number >= 0, got '" + oversub + "'");
         }
         return new NameNodeConfig(dataDir, host, httpPort, zk, zkPort, chunkSize, replication, token, keystore,
-                password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofSeconds(rejoinS),
+                password, advertise, ratio, Duration.ofMillis(leaseTtlMs), joins, Duration.ofMillis(replaceAfterMs),
                 Duration.ofMillis(fenceMs), Duration.ofMillis(settleMs));
     }
 
@@ -129,7 +139,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
 
     public NameNodeConfig withZkConnect(String connect) {
         return new NameNodeConfig(dataDir, listenHost, httpPort, connect, zkPort, chunkSize, replication, apiToken,
-                tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, rejoinWindow,
+                tlsKeystore, tlsPassword, advertiseUrl, oversubscription, leaseTtl, maxConcurrentJoins, replaceAfter,
                 fenceTimeout, formationSettle);
     }
 }

@@ -19,6 +19,17 @@ class NameNodeConfigTest {
         assertEquals(2181, c.zkPort());
         assertEquals(64L << 20, c.chunkSize());
         assertEquals(3, c.replication());
+        assertEquals(java.time.Duration.ofSeconds(60), c.replaceAfter());
+    }
+
+    @Test
+    void downOutInterval() {
+        assertEquals(java.time.Duration.ofMillis(40_000), NameNodeConfig.fromArgs("--replace-after-ms=40000").replaceAfter());
+        assertEquals(java.time.Duration.ZERO, NameNodeConfig.fromArgs("--replace-after-ms=0").replaceAfter());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> NameNodeConfig.fromArgs("--replace-after-ms=-1"))
+                .getMessage().contains("--replace-after-ms must be >= 0"));
+        assertThrows(IllegalArgumentException.class, () -> NameNodeConfig.fromArgs("--replace-after-ms=soon"));
+        assertThrows(IllegalArgumentException.class, () -> NameNodeConfig.fromArgs("--rejoin-window-s=300"));
     }
 
     @Test

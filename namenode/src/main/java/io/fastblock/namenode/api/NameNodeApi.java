@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fastblock.namenode.capacity.Capacity;
 import io.fastblock.namenode.capacity.InsufficientCapacityException;
 import io.fastblock.namenode.meta.ChunkMapStore;
+import io.fastblock.namenode.meta.DownStore;
 import io.fastblock.namenode.meta.ExportStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.layers.LayerSealer;
@@ -52,13 +53,18 @@ public final class NameNodeApi {
     public record Services(VolumeStore volumes, ChunkMapStore chunkMaps, GroupStore groups, NodeStore nodes,
                            ExportStore exports, LeaseStore leases, TenantStore tenants, ProgressStore progress,
                            ChunkPlacement placement, LeaderView leadership, VolumeEdits edits,
-                           LeaseFencing fencing) {
+                           LeaseFencing fencing, DownStore downs) {
     }
 
-    /** Tunables of the API: defaults for volumes, the thin-provisioning ratio, the lease duration, a clock. */
-    public record Settings(long defaultChunkSize, double oversubscription, Duration leaseTtl, LongSupplier clockMillis) {
+    /**
+     * Tunables of the API: defaults for volumes, the thin-provisioning ratio, the lease duration, a clock,
+     * and the down/out interval (shown in the status: when a down node's replacement starts).
+     */
+    public record Settings(long defaultChunkSize, double oversubscription, Duration leaseTtl, LongSupplier clockMillis,
+                           Duration replaceAfter) {
         public static Settings defaults(long defaultChunkSize) {
-            return new Settings(defaultChunkSize, 4.0, Duration.ofSeconds(15), System::currentTimeMillis);
+            return new Settings(defaultChunkSize, 4.0, Duration.ofSeconds(15), System::currentTimeMillis,
+                    Duration.ofMillis(io.fastblock.namenode.NameNodeConfig.DEFAULT_REPLACE_AFTER_MS));
         }
     }
 
@@ -391,7 +397,8 @@ public final class NameNodeApi {
         int degraded = (int) groups.stream().filter(Views.Group::degraded).count();
         LeaderView leader = s.leadership();
         return ApiResponse.ok(new Views.Status(Views.nodes(all), groups, vols.size(), allocated, capacity(all, vols),
-                degraded, new Views.Leadership(leader.isLeader(), leader.leaderUrl().orElse(null))));
+                degraded, new Views.Leadership(leader.isLeader(), leader.leaderUrl().orElse(null)),
+                Views.down(s.downs().all(), all, settings.replaceAfter(), settings.clockMillis().getAsLong())));
     }
 
     /** Capacity figures for the status: provisioned from its counter, allocated from every chunk map. */

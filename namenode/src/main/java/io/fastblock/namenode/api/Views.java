@@ -80,7 +80,32 @@ public final class Views {
     }
 
     public record Status(List<Node> nodes, List<Group> groups, int volumes, int allocatedChunks, Capacity capacity,
-                         int degradedGroups, Leadership namenode) {
+                         int degradedGroups, Leadership namenode, List<Down> down) {
+    }
+
+    /**
+     * A group member that lost its session, as the down/out interval sees it. state: {@code waiting}
+     * (down, its groups wait for it until replaceAt), {@code replacing} (down past replaceAt, or draining:
+     * re-replicated elsewhere), {@code rejoining} (back, catching up in the groups listed).
+     */
+    public record Down(String id, String downSince, String replaceAt, String backSince, List<Integer> groups,
+                       String state) {
+    }
+
+    /** The down records as the status shows them, by node id. */
+    public static List<Down> down(Map<String, io.fastblock.protocol.meta.DownRecord> records,
+                                  Map<String, NodeState> nodes, java.time.Duration replaceAfter, long nowMillis) {
+        List<Down> out = new java.util.ArrayList<>();
+        for (io.fastblock.protocol.meta.DownRecord r : records.values()) {
+            NodeState n = nodes.get(r.id());
+            boolean active = n == null || n.active();
+            long replaceAt = r.downSinceMillis() + (active ? replaceAfter.toMillis() : 0);
+            String state = r.back() ? "rejoining" : nowMillis < replaceAt ? "waiting" : "replacing";
+            out.add(new Down(r.id(), java.time.Instant.ofEpochMilli(r.downSinceMillis()).toString(),
+                    java.time.Instant.ofEpochMilli(replaceAt).toString(),
+                    r.back() ? java.time.Instant.ofEpochMilli(r.backSinceMillis()).toString() : null, r.groups(), state));
+        }
+        return out;
     }
 
     public record Health(String status) {

@@ -16,7 +16,7 @@ public final class ZkSchema {
     public static void ensure(CuratorFramework zk) {
         for (String path : new String[] {ZkPaths.ROOT, ZkPaths.NODES, ZkPaths.LIVE, ZkPaths.GROUPS, ZkPaths.VOLUMES,
                 ZkPaths.COUNTERS, ZkPaths.CLIENT_IDS, ZkPaths.TENANTS, ZkPaths.LEASES, ZkPaths.NODE_ADMIN,
-                ZkPaths.FENCES, ZkPaths.LAYERS, ZkPaths.RECLAIM}) {
+                ZkPaths.FENCES, ZkPaths.LAYERS, ZkPaths.RECLAIM, ZkPaths.DOWN}) {
             createIfAbsent(zk, path, new byte[0]);
         }
         createIfAbsent(zk, ZkPaths.VOLUME_ID_COUNTER,

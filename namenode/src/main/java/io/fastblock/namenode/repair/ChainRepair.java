@@ -1,21 +1,26 @@
 package io.fastblock.namenode.repair;
 
+import io.fastblock.namenode.meta.DownStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.NodeStore.NodeState;
+import io.fastblock.protocol.meta.DownRecord;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.NodeAdminRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.slf4j.Logger;
@@ -24,7 +29,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The leader's chain repair loop: reads the cluster (nodes, liveness, groups, caught-up markers),
  * asks {@link RepairPlanner} what to change, and applies each group change as one versioned write
- * (a change that lost a race is dropped and planned again from fresh state next round). Runs on
+ * (a change that lost a race is dropped and planned again from fresh state next round). A member
+ * that lost its session is recorded as down in ZooKeeper ({@link DownStore}) before it is taken
+ * out of its chains, and its groups wait {@code replaceAfter} for it ({@link DownOutRules}). Runs on
  * its own thread, woken by any change under {@code /fastblock/live}, {@code /fastblock/groups}
  * and {@code /fastblock/node-admin}, and every second regardless, so a missed event costs a
  * second, never a repair.
@@ -35,8 +42,10 @@ public final class ChainRepair implements AutoCloseable {
 
     private final GroupStore groups;
     private final NodeStore nodes;
+    private final DownStore downs;
     private final int maxJoins;
-    private final Duration rejoinWindow;
+    private final Duration replaceAfter;
+    private final LongSupplier clock;
     private final List<CuratorCache> caches;
     private final ScheduledExecutorService worker = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "chain-repair");
@@ -44,17 +53,27 @@ public final class ChainRepair implements AutoCloseable {
         return t;
     });
     private final AtomicBoolean pending = new AtomicBoolean();
-    /** group id -> (node, when it left): a node back within the rejoin window is preferred there. */
-    private final Map<Integer, Departed> departed = new ConcurrentHashMap<>();
+    /** Down nodes whose interval ended and whose replacement this leader announced (log once). */
+    private final Set<String> announcedOut = new HashSet<>();
 
-    private record Departed(String node, long atMillis) {
+    public ChainRepair(CuratorFramework zk, GroupStore groups, NodeStore nodes, int maxJoins, Duration replaceAfter) {
+        this(zk, groups, nodes, new DownStore(zk), maxJoins, replaceAfter, System::currentTimeMillis);
     }
 
-    public ChainRepair(CuratorFramework zk, GroupStore groups, NodeStore nodes, int maxJoins, Duration rejoinWindow) {
+    /**
+     * @param replaceAfter the down/out interval: how long the groups of a member that lost its session
+     *                     wait for it before it is replaced elsewhere
+     * @param clock        wall clock in milliseconds (the down-since times in ZooKeeper are in it; tests
+     *                     move it by hand)
+     */
+    public ChainRepair(CuratorFramework zk, GroupStore groups, NodeStore nodes, DownStore downs, int maxJoins,
+                       Duration replaceAfter, LongSupplier clock) {
         this.groups = groups;
         this.nodes = nodes;
+        this.downs = downs;
         this.maxJoins = maxJoins;
-        this.rejoinWindow = rejoinWindow;
+        this.replaceAfter = replaceAfter;
+        this.clock = clock;
         this.caches = List.of(CuratorCache.build(zk, ZkPaths.LIVE), CuratorCache.build(zk, ZkPaths.GROUPS),
                 CuratorCache.build(zk, ZkPaths.NODE_ADMIN));
         for (CuratorCache c : caches) {
@@ -103,14 +122,33 @@ public final class ChainRepair implements AutoCloseable {
                 caughtUp.put(g.id(), markers);
             }
         }
-        long now = System.currentTimeMillis();
-        Map<Integer, String> returning = new HashMap<>();
-        departed.forEach((group, d) -> {
-            if (now - d.atMillis() <= rejoinWindow.toMillis()) {
-                returning.put(group, d.node());
+        long now = clock.getAsLong();
+        Map<String, DownRecord> before = downs.all();
+        DownOutRules.Outcome down = DownOutRules.apply(snapshot, nodeStates, before, now, replaceAfter.toMillis());
+        // Written before any group changes: a namenode taking over mid-round finds the node's
+        // down-since time, never a group short of a member nobody waits for.
+        for (DownRecord r : down.put().values()) {
+            downs.put(r);
+            DownRecord old = before.get(r.id());
+            if (old == null || old.downSinceMillis() != r.downSinceMillis()) {
+                announcedOut.remove(r.id());
+                LOG.info("node {} down since {}: groups {} wait for it until {} (--replace-after-ms={})", r.id(),
+                        Instant.ofEpochMilli(r.downSinceMillis()), r.groups(),
+                        Instant.ofEpochMilli(r.downSinceMillis() + replaceAfter.toMillis()), replaceAfter.toMillis());
+            } else if (r.back() && !old.back()) {
+                LOG.info("node {} back after {} ms: rejoining groups {}", r.id(), r.backSinceMillis()
+                        - r.downSinceMillis(), r.groups());
             }
-        });
-        RepairPlanner.Plan plan = RepairPlanner.plan(snapshot, nodeStates, caughtUp, returning, maxJoins);
+        }
+        for (DownRecord r : down.records().values()) {
+            boolean out = !r.back() && now >= r.downSinceMillis() + replaceAfter.toMillis();
+            if (out && announcedOut.add(r.id())) {
+                LOG.info("node {} down for {} ms (--replace-after-ms={}): replacing it in groups {}", r.id(),
+                        now - r.downSinceMillis(), replaceAfter.toMillis(), r.groups());
+            }
+        }
+        RepairPlanner.Plan plan = RepairPlanner.plan(snapshot, nodeStates, caughtUp, down.returning(), down.waiting(),
+                maxJoins);
         int applied = 0;
         for (RepairPlanner.Change c : plan.changes()) {
             GroupStore.Versioned v = read.get(c.before().id());
@@ -124,14 +162,14 @@ public final class ChainRepair implements AutoCloseable {
                         c.reason());
                 if (c.caughtUpNode() != null) {
                     groups.clearCaughtUp(c.before().id(), c.caughtUpNode());
-                    departed.remove(c.before().id());
                 }
             } else {
                 LOG.debug("group {} changed meanwhile; planning again", c.before().id());
             }
         }
-        for (RepairPlanner.Departure d : plan.departed()) {
-            departed.put(d.groupId(), new Departed(d.nodeId(), now));
+        for (String id : down.delete()) {
+            downs.delete(id);
+            announcedOut.remove(id);
         }
         // Markers of nodes that are not (or no longer) joining would confuse a later join: remove them.
         for (Map.Entry<Integer, List<String>> e : caughtUp.entrySet()) {

@@ -20,7 +20,8 @@ import java.util.Set;
  *   <li>a joining node that announced it caught up becomes the tail ({@link ChainRules#completeJoin}),
  *       taking the place of a draining member if the group has one;</li>
  *   <li>groups short of members, then groups holding a draining node (one group per draining node
- *       at a time), get a joining node, while fewer than {@code maxJoins} joins run;</li>
+ *       at a time), get a joining node, while fewer than {@code maxJoins} joins run; a group that
+ *       waits for a down member ({@link DownOutRules}) gets none while it still has two copies;</li>
  *   <li>a draining node in no group is decommissioned.</li>
  * </ol>
  * Each group changes at most once per round, so every change can be one compare-and-set.
@@ -50,6 +51,16 @@ public final class RepairPlanner {
      */
     public static Plan plan(List<GroupRecord> groups, Map<String, NodeState> nodes, Map<Integer, List<String>> caughtUp,
                             Map<Integer, String> returning, int maxJoins) {
+        return plan(groups, nodes, caughtUp, returning, Set.of(), maxJoins);
+    }
+
+    /**
+     * As {@link #plan(List, Map, Map, Map, int)}, with {@code waiting}: groups whose down member is still
+     * inside its down/out interval. They are not given a replacement while they hold two copies or more;
+     * down to one copy, they are repaired at once (one more failure would lose the data).
+     */
+    public static Plan plan(List<GroupRecord> groups, Map<String, NodeState> nodes, Map<Integer, List<String>> caughtUp,
+                            Map<Integer, String> returning, Set<Integer> waiting, int maxJoins) {
         List<Change> changes = new ArrayList<>();
         Map<Integer, GroupRecord> current = new HashMap<>();
         List<Departure> departed = new ArrayList<>();
@@ -129,6 +140,11 @@ public final class RepairPlanner {
             }
             if (g.members().isEmpty() || g.members().stream().noneMatch(m -> isLive(nodes, m))) {
                 continue; // no live source to copy from
+            }
+            String back = returning.get(g.id());
+            boolean returnable = back != null && isLive(nodes, back);
+            if (waiting.contains(g.id()) && g.members().size() >= 2 && !returnable) {
+                continue; // its down member may come back and catch up by delta: not replaced yet
             }
             Optional<String> draining = g.members().size() >= 3 ? drainingMember(g, nodes) : Optional.empty();
             if (draining.isPresent() && drainingBusy.contains(draining.get())) {

@@ -321,7 +321,7 @@ class NameNodeApiTest {
         Reply status = http.get("/v1/status");
         assertEquals(200, status.status());
         assertEquals(List.of("nodes", "groups", "volumes", "allocatedChunks", "capacity", "degradedGroups",
-                "namenode"), fieldNames(status.json()));
+                "namenode", "down"), fieldNames(status.json()));
         assertEquals(3, status.json().get("nodes").size());
         assertEquals(3, status.json().get("groups").size());
         assertEquals(1, status.json().get("volumes").asInt());

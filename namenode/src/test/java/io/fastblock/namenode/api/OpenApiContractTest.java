@@ -44,7 +44,7 @@ class OpenApiContractTest {
 
     private static Set<String> servedRoutes() {
         // Handlers are never invoked here, so the router can be built without stores.
-        Router router = new NameNodeApi(new NameNodeApi.Services(null, null, null, null, null, null, null, null, null, null, null, null),
+        Router router = new NameNodeApi(new NameNodeApi.Services(null, null, null, null, null, null, null, null, null, null, null, null, null),
                 NameNodeApi.Settings.defaults(ChunkSizes.DEFAULT)).router();
         Set<String> routes = new TreeSet<>();
         for (Router.Route r : router.routes()) {

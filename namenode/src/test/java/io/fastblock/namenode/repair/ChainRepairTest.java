@@ -57,7 +57,8 @@ class ChainRepairTest {
         }
         // Started once all six are live, so it forms one group per node (formation happens once).
         namenode = NameNode.start(NameNodeConfig.fromArgs("--data-dir=" + dir, "--http-port=0",
-                "--zk=" + zkServer.getConnectString(), "--oversubscription=0", "--max-concurrent-joins=2"));
+                "--zk=" + zkServer.getConnectString(), "--oversubscription=0", "--max-concurrent-joins=2",
+                "--replace-after-ms=0")); // these tests replace a lost member at once (DownOutIntervalTest: the interval)
         awaitTrue(() -> groups().size() == 6, "groups formed");
     }
 

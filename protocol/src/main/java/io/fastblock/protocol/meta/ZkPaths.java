@@ -28,6 +28,8 @@ package io.fastblock.protocol.meta;
  * /fastblock/sealed-ids                  persistent  SealedIds text "3-7,9": sealed ids of reclaimed layers,
  *                                                   whose fences/ znodes are gone
  * /fastblock/node-admin/{nodeId}         persistent  NodeAdminRecord JSON: active / draining / decommissioned
+ * /fastblock/down/{nodeId}               persistent  DownRecord JSON: a group member whose session expired, since
+ *                                                   when, and the groups that wait for it (down/out interval)
  * /fastblock/namenodes/leader/...        ephemeral   Curator LeaderLatch participants (id = the namenode's URL)
  * </pre>
  */
@@ -46,6 +48,7 @@ public final class ZkPaths {
     public static final String TENANTS = ROOT + "/tenants";
     public static final String LEASES = ROOT + "/leases";
     public static final String NODE_ADMIN = ROOT + "/node-admin";
+    public static final String DOWN = ROOT + "/down";
     public static final String FENCES = ROOT + "/fences";
     public static final String LAYERS = ROOT + "/layers";
     /** {@link SealedIds}: ids sealed for good whose layers were reclaimed (their fences/ znodes removed). */
@@ -165,5 +168,10 @@ public final class ZkPaths {
 
     public static String nodeAdmin(String nodeId) {
         return NODE_ADMIN + "/" + nodeId;
+    }
+
+    /** The leader's record of a group member that lost its session ({@link DownRecord}). */
+    public static String down(String nodeId) {
+        return DOWN + "/" + nodeId;
     }
 }
