@@ -168,3 +168,11 @@ def fastblock_cli(namenode_url):
         return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout)
 
     return run
+
+
+@pytest.fixture(scope="class")
+def cluster(request, namenode_url, iscsi_port, tmp_path_factory):
+    """The cluster's addresses and a scratch directory as attributes of a unittest-style test class."""
+    request.cls.namenode_url = namenode_url
+    request.cls.iscsi_port = iscsi_port
+    request.cls.workdir = tmp_path_factory.mktemp(request.cls.__name__)

@@ -7,50 +7,27 @@ import uuid
 
 import pytest
 
-from cinder import context
 from cinder import exception
 from cinder.tests.unit import fake_snapshot
 from cinder.tests.unit import fake_volume
-from cinder.tests.unit import test
-from cinder.volume import configuration as conf
-from cinder.volume import driver as cinder_driver
 from cinder.volume import qos_specs
 from cinder.volume import volume_types
 
 import initiator as iscsi
+from cluster_case import ClusterDriverCase
 from fastblock_cinder import driver as fb_driver
 from fastblock_cinder.client import FastblockClient, FastblockError
 
 pytestmark = pytest.mark.functional
 
 GiB = 1 << 30
-GROUP = "fastblock-functional"
 INITIATOR = "iqn.2026-11.org.example:functional-host"
 
 
-@pytest.fixture(scope="class")
-def cluster(request, namenode_url, iscsi_port, tmp_path_factory):
-    request.cls.namenode_url = namenode_url
-    request.cls.iscsi_port = iscsi_port
-    request.cls.workdir = tmp_path_factory.mktemp("driver-functional")
-
-
 @pytest.mark.usefixtures("cluster")
-class DriverOnClusterTest(test.TestCase):
-    def __delattr__(self, name):
-        # pytest deletes the test method it bound; Cinder's cleanup has already cleared it.
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
-
+class DriverOnClusterTest(ClusterDriverCase):
     def setUp(self):
         super().setUp()
-        self.ctxt = context.get_admin_context()
-        self.configuration = conf.Configuration(cinder_driver.volume_opts + fb_driver.fastblock_opts,
-                                                config_group=GROUP)
-        self.override_config("fastblock_namenode_urls", [self.namenode_url], group=GROUP)
-        self.override_config("fastblock_gateway_port", self.iscsi_port, group=GROUP)
-        self.override_config("volume_backend_name", "fastblock", group=GROUP)
         self.driver = fb_driver.FastBlockISCSIDriver(configuration=self.configuration, host="devhost@fastblock")
         self.driver.do_setup(self.ctxt)
         self.driver.check_for_setup_error()

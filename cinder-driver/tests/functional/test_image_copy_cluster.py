@@ -3,7 +3,7 @@ made by qemu-img, written and read by qemu-img's own iSCSI initiator through the
 CHAP credentials of the driver's own export, then the volume's bytes checked through a separate
 attachment (libiscsi) and the uploaded images' bytes checked with qemu-img.
 
-The image service is Cinder's fake one from its test tree (no Glance runs here), with uploads kept
+The image service is Cinder's fake one from its test tree (the e2e test runs a real Glance), with uploads kept
 so they can be read back.
 """
 
@@ -14,17 +14,14 @@ import uuid
 
 import pytest
 
-from cinder import context
 from cinder import exception
 from cinder.image import image_utils
-from cinder.tests.unit import test
 from cinder.tests.unit import utils as test_utils
 from cinder.tests.unit.image import fake as fake_image
-from cinder.volume import configuration as conf
-from cinder.volume import driver as cinder_driver
 from cinder.volume import volume_types
 
 import initiator as iscsi
+from cluster_case import ClusterDriverCase
 from fastblock_cinder import driver as fb_driver
 from fastblock_cinder.client import FastblockClient
 
@@ -32,7 +29,6 @@ pytestmark = pytest.mark.functional
 
 GiB = 1 << 30
 MiB = 1 << 20
-GROUP = "fastblock-image-functional"
 INITIATOR = "iqn.2026-11.org.example:image-check"
 IMAGE_SPAN = 48 * MiB  # the images' virtual size; the volumes are 1 GiB
 
@@ -60,29 +56,13 @@ def _qemu(*args):
     return result
 
 
-@pytest.fixture(scope="class")
-def cluster(request, namenode_url, iscsi_port, tmp_path_factory):
-    request.cls.namenode_url = namenode_url
-    request.cls.iscsi_port = iscsi_port
-    request.cls.workdir = tmp_path_factory.mktemp("image-functional")
-
-
 @pytest.mark.usefixtures("cluster")
-class ImageCopyOnClusterTest(test.TestCase):
-    def __delattr__(self, name):
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
+class ImageCopyOnClusterTest(ClusterDriverCase):
+    GROUP = "fastblock-image-functional"
 
     def setUp(self):
         super().setUp()
-        self.ctxt = context.get_admin_context()
-        self.configuration = conf.Configuration(cinder_driver.volume_opts + fb_driver.fastblock_opts,
-                                                config_group=GROUP)
-        self.override_config("fastblock_namenode_urls", [self.namenode_url], group=GROUP)
-        self.override_config("fastblock_gateway_port", self.iscsi_port, group=GROUP)
-        self.override_config("volume_backend_name", "fastblock", group=GROUP)
-        self.override_config("fastblock_image_copy_timeout", 300, group=GROUP)
+        self.override_config("fastblock_image_copy_timeout", 300, group=self.GROUP)
         # The gateway of this "cinder-volume host" listens on loopback.
         self.override_config("my_ip", "127.0.0.1")
         self.override_config("image_conversion_dir", str(self.workdir / "conversion"))
@@ -220,7 +200,7 @@ class ImageCopyOnClusterTest(test.TestCase):
         holder = socket.socket()
         holder.bind(("127.0.0.1", 0))  # bound, never listening: connection refused
         self.addCleanup(holder.close)
-        self.override_config("fastblock_gateway_port", holder.getsockname()[1], group=GROUP)
+        self.override_config("fastblock_gateway_port", holder.getsockname()[1], group=self.GROUP)
         driver = self._driver()
         image_id = self._register(self._raw_image(), "raw")
         error = self.assertRaises(exception.ImageCopyFailure, driver.copy_image_to_volume,
