@@ -56,6 +56,12 @@ public final class StorageFrames {
     /** The largest payload a frame may carry: bounds memory per request. */
     public static final int MAX_DATA = 16 * 1024 * 1024;
     public static final int MAX_FRAME = MAX_DATA + 1024;
+    /**
+     * An EXTENTS query carries no data, so its span is bounded by the largest chunk (1 GiB), not by
+     * {@link #MAX_DATA}: GET LBA STATUS asks about a whole 64 MiB chunk at once. Its answer stays small
+     * (at worst one 12-byte extent per 8 KiB: 1.5 MiB for 1 GiB).
+     */
+    public static final int MAX_EXTENTS_SPAN = 1 << 30;
 
     private static final int CHAIN = 4 + 8 + 8;
     private static final int CHAIN_AND_CHUNK = CHAIN + 8 + 8;
@@ -181,9 +187,10 @@ public final class StorageFrames {
                     ChunkId chunk = readChunk(frame);
                     long offset = readOffset(frame);
                     int len = frame.readInt();
-                    if (len < 0 || len > MAX_DATA) {
+                    int max = op == OpCode.EXTENTS ? MAX_EXTENTS_SPAN : MAX_DATA;
+                    if (len < 0 || len > max) {
                         throw new ProtocolException(op.name().toLowerCase(java.util.Locale.ROOT).replace('_', ' ')
-                                + " length " + len + " outside 0.." + MAX_DATA);
+                                + " length " + len + " outside 0.." + max);
                     }
                     expectEnd(frame, op);
                     switch (op) {

@@ -114,8 +114,16 @@ class StorageOpsFramesTest {
         assertTrue(rejection(negative).contains("extents length -1"));
 
         ByteBuf huge = copyOf(e);
-        huge.setInt(huge.writerIndex() - 4, StorageFrames.MAX_DATA + 1);
+        huge.setInt(huge.writerIndex() - 4, StorageFrames.MAX_EXTENTS_SPAN + 1);
         assertTrue(rejection(huge).contains("outside"));
+    }
+
+    @Test
+    void extentsOfAWhole64MiBChunkIsAValidQuery() {
+        // GET LBA STATUS over a 64 MiB chunk: once refused as longer than a data frame, which closed
+        // the gateway's connection and failed the writes in flight on it.
+        ExtentsRequest whole = new ExtentsRequest(5, CHAIN, CHUNK, 0, 64 << 20);
+        assertEquals(whole, roundTrip(whole));
     }
 
     @Test
