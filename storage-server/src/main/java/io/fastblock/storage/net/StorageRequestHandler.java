@@ -55,10 +55,13 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
                 StorageResponse answer = resp != null ? resp
                         : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
                 if (ctx.executor().inEventLoop()) {
-                    ctx.write(answer); // reads answered inline: one flush for the batch
-                    flush(ctx).soon();
+                    answer(ctx, answer, false); // reads answered inline: one flush for the batch
                 } else {
-                    ctx.writeAndFlush(answer);
+                    try {
+                        ctx.executor().execute(() -> answer(ctx, answer, true));
+                    } catch (java.util.concurrent.RejectedExecutionException serverStopping) {
+                        answer.data().release();
+                    }
                 }
             } finally {
                 inflight.end(m.op());
@@ -69,6 +72,25 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
                 }
             }
         });
+    }
+
+    /**
+     * On the event loop, so the channel cannot close between the check and the write. An answer for a
+     * connection that closed meanwhile is released here: written to a closed channel whose pipeline
+     * has lost its encoder, the record (not reference-counted) would keep its buffer forever (a
+     * 1 MiB read each; a gateway's broken connection under load ran a server out of direct memory).
+     */
+    private void answer(ChannelHandlerContext ctx, StorageResponse answer, boolean flushNow) {
+        if (!ctx.channel().isActive()) {
+            answer.data().release();
+            return;
+        }
+        if (flushNow) {
+            ctx.writeAndFlush(answer);
+        } else {
+            ctx.write(answer);
+            flush(ctx).soon();
+        }
     }
 
     private LoopFlush flush(ChannelHandlerContext ctx) {
