@@ -16,6 +16,8 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from schemathesis.checks import load_all_checks
 
+from fastblock_cinder.client import FastblockClient, FastblockError
+
 pytestmark = pytest.mark.functional
 
 OPENAPI = Path(__file__).resolve().parents[3] / "docs" / "api" / "openapi.yaml"
@@ -63,55 +65,41 @@ class _ClusterContents:
         self.snapshots = snapshots
 
     @staticmethod
-    def _call(url, method="GET"):
-        import urllib.error
-        import urllib.request
-
-        request = urllib.request.Request(url, method=method)
+    def _snapshot_names(client, volume_name):
         try:
-            with urllib.request.urlopen(request, timeout=30) as r:
-                body = r.read()
-                return r.status, json.loads(body) if body else None
-        except urllib.error.HTTPError as e:
-            return e.code, None
-
-    @classmethod
-    def _volumes(cls, base):
-        status, body = cls._call(f"{base}/v1/volumes")
-        assert status == 200, f"GET /v1/volumes answered {status}"
-        return body["volumes"]
-
-    @classmethod
-    def _snapshot_names(cls, base, volume_name):
-        from urllib.parse import quote
-
-        status, body = cls._call(f"{base}/v1/volumes/{quote(volume_name, safe='')}/snapshots")
-        return [s["name"] for s in body["snapshots"]] if status == 200 else []
+            return [s["name"] for s in client.list_snapshots(volume_name)]
+        except FastblockError:
+            return []  # deleted or renamed since the listing
 
     @classmethod
     def read(cls, base):
-        volumes = cls._volumes(base)
-        snapshots = {(v["id"], s) for v in volumes for s in cls._snapshot_names(base, v["name"])}
+        client = FastblockClient(base)
+        volumes = client.list_volumes()
+        snapshots = {(v["id"], s) for v in volumes for s in cls._snapshot_names(client, v["name"])}
         return cls({v["id"] for v in volumes}, snapshots)
 
     def restore(self, base):
-        from urllib.parse import quote
-
+        client = FastblockClient(base)
         # Clones may hold snapshots' layers and snapshots block their volume's delete: a few passes.
         for _ in range(3):
             leftover = False
-            for v in self._volumes(base):
-                name = quote(v["name"], safe="")
-                for s in self._snapshot_names(base, v["name"]):
+            for v in client.list_volumes():
+                for s in self._snapshot_names(client, v["name"]):
                     if (v["id"], s) not in self.snapshots:
-                        status, _ = self._call(f"{base}/v1/volumes/{name}/snapshots/{quote(s, safe='')}", "DELETE")
-                        leftover |= status not in (204, 404)
+                        leftover |= not self._deleted(lambda: client.delete_snapshot(v["name"], s))
                 if v["id"] not in self.volume_ids:
-                    status, _ = self._call(f"{base}/v1/volumes/{name}", "DELETE")
-                    leftover |= status not in (204, 404)
+                    leftover |= not self._deleted(lambda: client.delete_volume(v["name"]))
             if not leftover:
                 return
         raise AssertionError("could not delete what the stateful sequence created")
+
+    @staticmethod
+    def _deleted(delete):
+        try:
+            delete()
+        except FastblockError as e:
+            return e.status == 404
+        return True
 
 
 @pytest.fixture(scope="module")
