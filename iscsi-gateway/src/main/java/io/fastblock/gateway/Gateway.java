@@ -42,6 +42,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     public static void main(String[] args) throws InterruptedException {
+        io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
         GatewayConfig config;
         try {

@@ -364,6 +364,7 @@ public final class StorageServer implements AutoCloseable {
     }
 
     public static void main(String[] args) {
+        io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
         StorageServerConfig config;
         try {

@@ -612,6 +612,78 @@ class FastVolumeTest {
     }
 
     @Test
+    void lbaStatusAsksTheChunksAllAtOnceAndReportsThemInOrder() throws Exception {
+        write(8192, pattern(4096, 6)); // chunk 0: one block
+        for (int c : new int[] {1, 3, 4, 5}) {
+            write((long) c * CHUNK, pattern(CHUNK, 10 + c)); // whole chunks; chunk 2 never written
+        }
+        record Asked(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset, int length,
+                     CompletableFuture<StorageResponse> answer) {
+        }
+        java.util.concurrent.ConcurrentLinkedQueue<Asked> asked = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        StorageTransport held = new StorageTransport() {
+            @Override
+            public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                            long offset, ByteBuf b) {
+                return cluster.write(node, chain, chunk, offset, b);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.read(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                           long offset, int length) {
+                return cluster.trim(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                              long offset, int length) {
+                Asked a = new Asked(node, chain, chunk, offset, length, new CompletableFuture<>());
+                asked.add(a);
+                return a.answer();
+            }
+        };
+        FastVolume v = volume(held);
+        CompletableFuture<List<io.fastblock.gateway.scsi.BlockDevice.Extent>> f = v.lbaStatus(0, SIZE);
+        // The first four chunks are looked at together: three allocated ones asked at once.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (asked.size() < 3 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(List.of(0L, 1L, 3L), asked.stream().map(a -> a.chunk().index()).sorted().toList(),
+                "chunks 0, 1 and 3 asked before any answer");
+        assertTrue(!f.isDone());
+        // Answered last first: the runs still come out in volume order.
+        List<Asked> first = new ArrayList<>(asked);
+        asked.clear();
+        java.util.Collections.reverse(first);
+        for (Asked a : first) {
+            a.answer().complete(cluster.extents(a.node(), a.chain(), a.chunk(), a.offset(), a.length()).join());
+        }
+        // Three chunks asked: one more may be (chunk 4); chunk 5 is past the four-chunk limit.
+        while (asked.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        Asked fourth = asked.poll();
+        assertEquals(4L, fourth.chunk().index());
+        fourth.answer().complete(cluster.extents(fourth.node(), fourth.chain(), fourth.chunk(), fourth.offset(),
+                fourth.length()).join());
+        assertEquals(List.of(new io.fastblock.gateway.scsi.BlockDevice.Extent(0, 8192, false),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(8192, 4096, true),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(12288, CHUNK - 12288, false),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(CHUNK, CHUNK, true),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(2L * CHUNK, CHUNK, false),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(3L * CHUNK, 2L * CHUNK, true)),
+                f.get(5, TimeUnit.SECONDS));
+        assertTrue(asked.isEmpty(), "nothing asked past the limit: " + asked);
+    }
+
+    @Test
     void unmapIsRefusedOutsideTheVolumeAndReportsRefusedTrims() throws Exception {
         assertEquals(Reason.OUT_OF_RANGE, failure(volume.unmap(SIZE - 512, 1024)).reason());
         write(0, pattern(8192, 5));

@@ -29,6 +29,15 @@ class StripeTest {
     }
 
     @Test
+    void theStripeThreadHasANettyBufferCache() {
+        // Read buffers are allocated on the stripe and released on a network loop; only a Netty
+        // thread gets the pool's thread cache they go back to (see BufferPoolDefaults).
+        Thread t = CompletableFuture.supplyAsync(Thread::currentThread, stripe).join();
+        assertInstanceOf(io.netty.util.concurrent.FastThreadLocalThread.class, t);
+        assertTrue(t.isDaemon());
+    }
+
+    @Test
     void idleStripeRunsTheWorkOnTheCallersThread() {
         CompletableFuture<Thread> ran = stripe.tryHere(Thread::currentThread);
         assertNotNull(ran);

@@ -1,0 +1,123 @@
+package io.fastblock.protocol.codec;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PoolArenaMetric;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.concurrent.FastThreadLocalThread;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Netty reads the allocator's properties once per JVM, so each case runs {@link Probe} in a JVM of
+ * its own: a read-answer-sized buffer allocated on one thread and released on another, as the
+ * gateway (storage loop -> iSCSI loop) and the storage server (stripe -> network loop) do.
+ */
+class BufferPoolDefaultsTest {
+    private static final int ROUNDS = 200;
+
+    @Test
+    void largeBuffersFreedOnAnotherThreadAreReusedInsteadOfTakenFromTheArena() throws Exception {
+        long tuned = arenaAllocations(true);
+        long untuned = arenaAllocations(false);
+        // Without the defaults every round goes to the arena (the probe's baseline: it sees the churn).
+        assertTrue(untuned >= ROUNDS, "untuned arena allocations: " + untuned);
+        // With them, the thread's cache serves all but the first.
+        assertTrue(tuned <= 2, "tuned arena allocations: " + tuned);
+    }
+
+    @Test
+    void aValueGivenOnTheCommandLineWins() {
+        String before = System.getProperty(BufferPoolDefaults.MAX_CACHED);
+        String beforeSize = System.getProperty(BufferPoolDefaults.NORMAL_CACHE_SIZE);
+        try {
+            System.setProperty(BufferPoolDefaults.MAX_CACHED, "65536");
+            System.clearProperty(BufferPoolDefaults.NORMAL_CACHE_SIZE);
+            BufferPoolDefaults.serverDefault();
+            assertEquals("65536", System.getProperty(BufferPoolDefaults.MAX_CACHED));
+            assertEquals(Integer.toString(BufferPoolDefaults.NORMAL_CACHE_ENTRIES),
+                    System.getProperty(BufferPoolDefaults.NORMAL_CACHE_SIZE));
+        } finally {
+            restore(BufferPoolDefaults.MAX_CACHED, before);
+            restore(BufferPoolDefaults.NORMAL_CACHE_SIZE, beforeSize);
+        }
+    }
+
+    private static void restore(String key, String value) {
+        if (value == null) {
+            System.clearProperty(key);
+        } else {
+            System.setProperty(key, value);
+        }
+    }
+
+    private static long arenaAllocations(boolean tuned) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Probe.class.getName());
+        cmd.add(Boolean.toString(tuned));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
+        assertEquals(0, p.exitValue(), out);
+        String last = out.lines().reduce((a, b) -> b).orElse("");
+        return Long.parseLong(last.replace("arena-normal-allocations=", ""));
+    }
+
+    /** Child JVM: prints how many of its buffers the arenas had to allocate. */
+    public static final class Probe {
+        public static void main(String[] args) throws Exception {
+            if (Boolean.parseBoolean(args[0])) {
+                BufferPoolDefaults.serverDefault();
+            }
+            SynchronousQueue<ByteBuf> handoff = new SynchronousQueue<>();
+            SynchronousQueue<Boolean> released = new SynchronousQueue<>();
+            Thread freer = new Thread(() -> {
+                try {
+                    for (int i = 0; i < ROUNDS; i++) {
+                        handoff.take().release();
+                        released.put(true);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "freer");
+            Throwable[] failed = new Throwable[1];
+            // The allocating side is a Netty thread, like an event loop or a storage stripe.
+            Thread allocator = new FastThreadLocalThread(() -> {
+                try {
+                    for (int i = 0; i < ROUNDS; i++) {
+                        ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(1024 * 1024 + 64);
+                        b.writeZero(b.capacity());
+                        handoff.put(b);
+                        released.take(); // the next allocation comes after the other thread's release
+                    }
+                } catch (Throwable t) {
+                    failed[0] = t;
+                }
+            }, "allocator");
+            freer.start();
+            allocator.start();
+            allocator.join();
+            freer.join();
+            if (failed[0] != null) {
+                throw new AssertionError(failed[0]);
+            }
+            long n = 0;
+            for (PoolArenaMetric a : PooledByteBufAllocator.DEFAULT.metric().directArenas()) {
+                n += a.numNormalAllocations();
+            }
+            System.out.println("arena-normal-allocations=" + n);
+        }
+    }
+}
