@@ -795,8 +795,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         ScsiTask t = new ScsiTask(itt, pdu.lun(), cdb, pdu.cmdSN(), read, write, edtl, needed, keep);
         int immLen = pdu.dataSegmentLength();
         if (keep > 0) {
-            t.dataOut = ctx.alloc().directBuffer(keep, keep);
-            t.dataOut.writerIndex(keep);
+            t.pieces = new DataOutPieces(keep);
         }
         if (immLen > 0) {
             if (!write || !params.immediateData || immLen > edtl) {
@@ -848,12 +847,11 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         copyIn(t, offset, pdu.data());
     }
 
+    /** Keeps a retained slice of the payload (no copy); bytes beyond what the command uses are dropped. */
     private static void copyIn(ScsiTask t, long offset, ByteBuf data) {
-        if (t.dataOut == null || offset >= t.bufferLength) {
-            return; // beyond what the command uses: received and dropped
+        if (t.pieces != null) {
+            t.pieces.add(offset, data);
         }
-        int n = (int) Math.min(data.readableBytes(), t.bufferLength - offset);
-        t.dataOut.setBytes((int) offset, data, data.readerIndex(), n);
     }
 
     private void dataOut(IscsiPdu pdu) {
@@ -935,8 +933,20 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             t.release();
             return;
         }
-        t.executing = true;
         ByteBufAllocator alloc = ctx.alloc();
+        if (t.pieces != null) {
+            try {
+                t.dataOut = t.pieces.assemble(alloc);
+            } catch (IllegalStateException gap) {
+                // The sequence checks let a hole through: fail the command rather than write garbage.
+                LOG.error("SCSI command {}: {}", t.itt, gap.getMessage());
+                tasks.remove(t.itt, t);
+                respond(t, ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE));
+                t.release();
+                return;
+            }
+        }
+        t.executing = true;
         scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenComplete((result, err) -> {
             // Storage answers usually complete on this connection's own loop (StorageClient#attachTo):
             // answer at once then, rather than queue a task behind the loop's other work.

@@ -18,6 +18,9 @@ final class ScsiTask {
     final long needed;
     /** Bytes we keep (min(EDTL, needed)); data beyond is received and dropped. */
     final int bufferLength;
+    /** The data-out as it arrives (null when the command keeps none). */
+    DataOutPieces pieces;
+    /** The data-out handed to the SCSI layer, assembled from {@link #pieces} once all of it is in. */
     ByteBuf dataOut;
 
     boolean delivered;
@@ -58,6 +61,9 @@ final class ScsiTask {
 
     void release() {
         cdb.release();
+        if (pieces != null) {
+            pieces.release();
+        }
         if (dataOut != null) {
             dataOut.release();
             dataOut = null;

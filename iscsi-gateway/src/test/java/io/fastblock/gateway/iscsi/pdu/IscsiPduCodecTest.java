@@ -134,4 +134,100 @@ class IscsiPduCodecTest {
         back.release();
         assertEquals(0, pdu.refCnt(), "encoder released the PDU");
     }
+
+    /** Three PDUs (the middle one 300 KiB, like a 256 KiB+ Data-Out) fed as reads of the given sizes. */
+    private static java.util.List<IscsiPdu> decodeSplit(int[] readSizes, ByteBuf stream, int maxData) {
+        EmbeddedChannel ch = new EmbeddedChannel(new IscsiPduDecoder(maxData));
+        int pos = 0;
+        for (int i = 0; pos < stream.writerIndex(); i++) {
+            int n = Math.min(readSizes[i % readSizes.length], stream.writerIndex() - pos);
+            ch.writeInbound(stream.retainedSlice(pos, n));
+            pos += n;
+        }
+        java.util.List<IscsiPdu> out = new java.util.ArrayList<>();
+        for (Object o; (o = ch.readInbound()) != null; ) {
+            out.add((IscsiPdu) o);
+        }
+        assertTrue(ch.isOpen());
+        ch.finishAndReleaseAll();
+        return out;
+    }
+
+    private static byte[] pattern(int n, int seed) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (i * 31 + seed + (i >>> 9));
+        }
+        return b;
+    }
+
+    @Test
+    void pdusSpanningReadsAreFramedAtEverySplit() {
+        byte[] small = pattern(5, 1);
+        byte[] big = pattern(300 * 1024 + 3, 2); // not a multiple of 4: padding too
+        byte[] tiny = pattern(4096, 3);
+        ByteBuf stream = Unpooled.buffer();
+        stream.writeBytes(wire(0x41, 0xA0, small.length, small, 0));
+        stream.writeBytes(wire(0x05, 0x80, big.length, big, 0));
+        stream.writeBytes(wire(0x01, 0x80, tiny.length, tiny, 1));
+        // Reads ending inside a header, inside data, inside padding, at PDU boundaries, one byte each.
+        int[][] splits = {{1}, {7}, {47, 1, 2}, {48}, {53}, {1000}, {65536}, {65536, 13, 48}, {400 * 1024}};
+        for (int[] split : splits) {
+            java.util.List<IscsiPdu> pdus = decodeSplit(split, stream, 512 * 1024);
+            assertEquals(3, pdus.size(), "reads of " + java.util.Arrays.toString(split));
+            assertEquals(Opcode.SCSI_COMMAND, pdus.get(0).opcode());
+            assertEquals(ByteBufUtil.hexDump(small), ByteBufUtil.hexDump(pdus.get(0).data()));
+            assertEquals(Opcode.SCSI_DATA_OUT, pdus.get(1).opcode());
+            assertTrue(java.util.Arrays.equals(big, ByteBufUtil.getBytes(pdus.get(1).data())),
+                    "big data segment intact with reads of " + java.util.Arrays.toString(split));
+            assertEquals(0x11223344, pdus.get(2).itt());
+            assertTrue(java.util.Arrays.equals(tiny, ByteBufUtil.getBytes(pdus.get(2).data())));
+            pdus.forEach(IscsiPdu::release);
+        }
+        assertEquals(1, stream.refCnt(), "every slice of the reads was released");
+        stream.release();
+    }
+
+    @Test
+    void dataSegmentsAreSlicesOfTheReadsNotCopies() {
+        byte[] big = pattern(200 * 1024, 4);
+        ByteBuf stream = Unpooled.directBuffer();
+        stream.writeBytes(wire(0x05, 0x80, big.length, big, 0));
+        EmbeddedChannel ch = new EmbeddedChannel(new IscsiPduDecoder(256 * 1024));
+        int half = stream.writerIndex() / 2;
+        ch.writeInbound(stream.retainedSlice(0, half));
+        ch.writeInbound(stream.retainedSlice(half, stream.writerIndex() - half));
+        IscsiPdu pdu = ch.readInbound();
+        // Changing the received bytes shows through the PDU's data: it is the same memory.
+        stream.setByte(48, big[0] + 1);
+        stream.setByte(stream.writerIndex() - 1, big[big.length - 1] + 1);
+        assertEquals((byte) (big[0] + 1), pdu.data().getByte(pdu.data().readerIndex()));
+        assertEquals((byte) (big[big.length - 1] + 1), pdu.data().getByte(pdu.data().writerIndex() - 1));
+        pdu.release();
+        ch.finishAndReleaseAll();
+        assertEquals(1, stream.refCnt());
+        stream.release();
+    }
+
+    @Test
+    void garbageAfterAPartialPduClosesTheConnectionAndReleasesIt() {
+        ByteBuf stream = Unpooled.buffer();
+        stream.writeBytes(wire(0x05, 0x80, 1000, new byte[1000], 0));
+        EmbeddedChannel ch = new EmbeddedChannel(new IscsiPduDecoder(8192));
+        ch.writeInbound(stream.retainedSlice(0, 100));
+        assertTrue(ch.isOpen());
+        ch.writeInbound(stream.retainedSlice(100, stream.writerIndex() - 100));
+        assertTrue(ch.isOpen());
+        assertTrue(ch.readInbound() instanceof IscsiPdu p && p.release());
+        byte[] junk = new byte[20];
+        java.util.Arrays.fill(junk, (byte) 0xff);
+        ch.writeInbound(Unpooled.wrappedBuffer(junk)); // shorter than a header: kept as a partial PDU
+        assertTrue(ch.isOpen());
+        ch.writeInbound(Unpooled.wrappedBuffer(new byte[30]));
+        assertFalse(ch.isOpen(), "a header that is no initiator PDU ends the connection");
+        assertNull(ch.readInbound());
+        ch.finishAndReleaseAll();
+        assertEquals(1, stream.refCnt());
+        stream.release();
+    }
 }
