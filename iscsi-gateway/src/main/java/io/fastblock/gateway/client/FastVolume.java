@@ -272,7 +272,13 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        if (lease == null) {
+        VolumeLease l = lease;
+        long held = l == null ? -1 : l.heldEpoch();
+        if (l == null || held >= 0) {
+            // No lease, or the lease held (every write but the first): no future to wait on.
+            if (held >= 0) {
+                leaseEpoch = held;
+            }
             return writeWithEpoch(offset, data, length);
         }
         data.retain(); // the caller may release its reference once the future completes, not before the lease

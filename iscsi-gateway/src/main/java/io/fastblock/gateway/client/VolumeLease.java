@@ -58,6 +58,14 @@ public final class VolumeLease implements AutoCloseable {
         this.onLost = onLost;
     }
 
+    /**
+     * The epoch while the lease is held, else -1: what every write asks once the lease is taken,
+     * answered without a future (see {@link #writeEpoch()} for the other states).
+     */
+    public synchronized long heldEpoch() {
+        return state == State.HELD ? epoch : -1;
+    }
+
     /** The epoch to write with: completes once the lease is held, fails FENCED-worthy once lost. */
     public synchronized CompletableFuture<Long> writeEpoch() {
         switch (state) {

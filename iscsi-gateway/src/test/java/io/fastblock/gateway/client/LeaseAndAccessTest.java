@@ -170,9 +170,11 @@ class LeaseAndAccessTest {
         FastVolume va = a.openVolume("vol").get(10, TimeUnit.SECONDS);
         FastVolume vb = b.openVolume("vol").get(10, TimeUnit.SECONDS);
         assertEquals(VolumeLease.State.NONE, va.lease().state(), "opening does not take the lease");
+        assertEquals(-1, va.lease().heldEpoch());
 
         write(va);
         assertEquals(1, va.leaseEpoch());
+        assertEquals(1, va.lease().heldEpoch(), "later writes take the held epoch without a future");
         assertTrue(epochsSeen.stream().allMatch(e -> e == 1), epochsSeen.toString());
         assertTrue(va.chunkMap().size() > 0);
 
@@ -183,6 +185,7 @@ class LeaseAndAccessTest {
         DeviceException fenced = writeFails(va);
         assertEquals(DeviceException.Reason.FENCED, fenced.reason(), fenced.getMessage());
         assertEquals(VolumeLease.State.LOST, va.lease().state());
+        assertEquals(-1, va.lease().heldEpoch());
         assertEquals(0, va.chunkMap().size(), "the old gateway's chunk map cache is dropped");
         int seen = epochsSeen.size();
         assertEquals(DeviceException.Reason.FENCED, writeFails(va).reason());
