@@ -13,6 +13,7 @@ import io.fastblock.protocol.codec.StorageFrameEncoder;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -53,6 +54,8 @@ import org.slf4j.LoggerFactory;
 public final class StorageClient implements StorageTransport, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StorageClient.class);
 
+    /** The largest buffer one socket read of an answer stream goes into. */
+    static final int READ_BUFFER_MAX = 1024 * 1024;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
     private final long timeoutNanos;
@@ -74,6 +77,11 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
                 .group(group)
                 .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
                 .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                // Read answers are passed on as the buffers they were read into (see
+                // StorageFrameDecoder.gathering), so those live until the Data-In is written: up to
+                // 1 MiB per socket read makes a 1 MiB answer one or two buffers (the pool's thread
+                // cache recycles them) instead of sixteen of 64 KiB, and one or two reads instead of sixteen.
+                .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator(64, 2048, READ_BUFFER_MAX))
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(2000, requestTimeout.toMillis()));
@@ -180,7 +188,7 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new StorageFrameDecoder(), StorageFrameEncoder.INSTANCE, conn);
+                        ch.pipeline().addLast(StorageFrameDecoder.gathering(), StorageFrameEncoder.INSTANCE, conn);
                     }
                 })
                 .connect(node.host(), node.port());

@@ -116,6 +116,53 @@ class StorageFramesTest {
     }
 
     @Test
+    void gatheringDecoderPassesLargePayloadsOnAsTheReadBuffersAndReleasesEachOfThem() {
+        byte[] big = new byte[1 << 20];
+        new java.util.Random(8).nextBytes(big);
+        byte[] big2 = java.util.Arrays.copyOf(big, 300_000);
+        // 64 KiB pieces (a socket's reads), odd ones (frames straddle pieces), and 1000-byte ones
+        // (more pieces than a composite keeps: it consolidates, which must not lose or leak anything).
+        for (int piece : new int[] {65536, 65536 + 13, 1000}) {
+            EmbeddedChannel ch = new EmbeddedChannel(StorageFrameDecoder.gathering());
+            ByteBuf stream = Unpooled.wrappedBuffer(StorageFrames.encode(new PingRequest(1), alloc),
+                    StorageFrames.encode(StorageResponse.ok(2, OpCode.READ, Unpooled.wrappedBuffer(big)), alloc),
+                    StorageFrames.encode(new PingRequest(3), alloc),
+                    StorageFrames.encode(StorageResponse.ok(4, OpCode.READ, Unpooled.wrappedBuffer(big2)), alloc),
+                    StorageFrames.encode(StorageResponse.ok(5, OpCode.READ, Unpooled.wrappedBuffer(new byte[] {9})),
+                            alloc));
+            java.util.List<ByteBuf> pieces = new java.util.ArrayList<>();
+            while (stream.isReadable()) {
+                ByteBuf part = alloc.directBuffer(piece);
+                part.writeBytes(stream, Math.min(piece, stream.readableBytes()));
+                pieces.add(part);
+                ch.writeInbound(part);
+            }
+            stream.release();
+            assertEquals(new PingRequest(1), ch.readInbound());
+            StorageResponse r = assertInstanceOf(StorageResponse.class, ch.readInbound());
+            assertArrayEquals(big, ByteBufUtil.getBytes(r.data()), "piece " + piece);
+            if (piece == 65536) {
+                assertTrue(r.data().nioBufferCount() > 1, "the payload is the read buffers, not a copy");
+            }
+            assertEquals(new PingRequest(3), ch.readInbound());
+            StorageResponse r2 = assertInstanceOf(StorageResponse.class, ch.readInbound());
+            assertArrayEquals(big2, ByteBufUtil.getBytes(r2.data()), "piece " + piece);
+            StorageResponse r3 = assertInstanceOf(StorageResponse.class, ch.readInbound());
+            assertArrayEquals(new byte[] {9}, ByteBufUtil.getBytes(r3.data()));
+            assertEquals(null, (Object) ch.readInbound());
+            assertTrue(!ch.finish());
+            // Payloads still held: the read buffers they cover must still be alive.
+            assertTrue(pieces.stream().anyMatch(b -> b.refCnt() > 0), "piece " + piece);
+            r.data().release();
+            r2.data().release();
+            r3.data().release();
+            for (int i = 0; i < pieces.size(); i++) {
+                assertEquals(0, pieces.get(i).refCnt(), "piece " + piece + " #" + i + " released once, by its last user");
+            }
+        }
+    }
+
+    @Test
     void rejectsBadMagicTruncationAndLyingDataLength() {
         ByteBuf frame = StorageFrames.encode(new PingRequest(1), alloc);
         frame.setByte(4, 0x00);
