@@ -496,6 +496,12 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         closed = true;
+        // The I_T nexus ends with the logout: its RESERVE(6) goes before the initiator hears the
+        // answer, which may reserve from another session right away (iscsi-test-cu Reserve6.Logout
+        // lost that race on a loaded machine when the release waited for channelInactive).
+        if (scsi != null) {
+            scsi.detach(nexus);
+        }
         ctx.writeAndFlush(rsp).addListener(ChannelFutureListener.CLOSE);
     }
 
