@@ -72,12 +72,21 @@ public final class ChunkMapCache {
         return current.thenApply(e -> e instanceof Allocated a ? Optional.of(a.route()) : Optional.empty());
     }
 
-    /** The chunk's route, allocating the chunk (idempotently) if this gateway does not know it allocated. */
-    public CompletableFuture<ChunkRoute> allocate(long index) {
+    /** The chunk's route when this gateway knows it allocated (no namenode call needed), else null. */
+    public ChunkRoute cachedRoute(long index) {
         CompletableFuture<Entry> current = entries.get(index);
         if (current != null && current.isDone() && !current.isCompletedExceptionally()
                 && current.join() instanceof Allocated a) {
-            return CompletableFuture.completedFuture(a.route());
+            return a.route();
+        }
+        return null;
+    }
+
+    /** The chunk's route, allocating the chunk (idempotently) if this gateway does not know it allocated. */
+    public CompletableFuture<ChunkRoute> allocate(long index) {
+        ChunkRoute known = cachedRoute(index);
+        if (known != null) {
+            return CompletableFuture.completedFuture(known);
         }
         CompletableFuture<ChunkRoute> fresh = new CompletableFuture<>();
         CompletableFuture<ChunkRoute> inflight = allocations.putIfAbsent(index, fresh);

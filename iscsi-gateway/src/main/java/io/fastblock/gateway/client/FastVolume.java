@@ -496,6 +496,10 @@ public final class FastVolume implements BlockDevice {
         for (int i = 0; i < parts.length; i++) {
             parts[i] = writeSlice(slices.get(i), data, base, 0, start);
         }
+        if (parts.length == 1) {
+            // One piece (every write within a chunk): its own future, failures mapped as firstFailure does.
+            return parts[0].exceptionallyCompose(e -> CompletableFuture.failedFuture(Failures.toDeviceException(e)));
+        }
         CompletableFuture<Void> result = new CompletableFuture<>();
         // Complete only when every piece is done, so the caller may release data right after.
         CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
@@ -645,6 +649,15 @@ public final class FastVolume implements BlockDevice {
         }
         String op = data == null ? "trim" : "write";
         ChunkMapCache chunks = st.topMap();
+        ChunkRoute known = chunks.cachedRoute(s.chunkIndex());
+        if (known != null) {
+            // The usual case: the route is cached, no future to get it.
+            try {
+                return sendWrite(st, known, s, data, base, attempt, start, op);
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(Failures.toDeviceException(e));
+            }
+        }
         return routeWithRetry(() -> chunks.allocate(s.chunkIndex()), attempt, start).handle((route, allocFailure) -> {
             if (allocFailure == null) {
                 return sendWrite(st, route, s, data, base, attempt, start, op);

@@ -50,6 +50,22 @@ public final class LbaRangeLocks {
         return f;
     }
 
+    /**
+     * [lba, lba+count) at once when nothing holds or waits for an overlapping range (every write
+     * of a workload without overlaps), else null: then {@link #lock} queues it. Spares the future.
+     */
+    public Held tryLock(long lba, long count) {
+        long end = lba + Math.max(count, 1);
+        synchronized (this) {
+            if (overlapsHeld(lba, end) || overlapsWaiting(lba, end, waiting.size())) {
+                return null;
+            }
+            Held h = new Held(lba, end);
+            held.add(h);
+            return h;
+        }
+    }
+
     private boolean overlapsHeld(long first, long end) {
         for (Held h : held) {
             if (first < h.end && h.first < end) {
@@ -70,12 +86,17 @@ public final class LbaRangeLocks {
     }
 
     private void release(Held h) {
-        List<CompletableFuture<Held>> grants = new ArrayList<>();
-        List<Held> granted = new ArrayList<>();
         synchronized (this) {
             if (!held.remove(h)) {
                 throw new IllegalStateException("range released twice");
             }
+            if (waiting.isEmpty()) {
+                return; // the common case: nobody to grant, nothing to allocate
+            }
+        }
+        List<CompletableFuture<Held>> grants = new ArrayList<>();
+        List<Held> granted = new ArrayList<>();
+        synchronized (this) {
             int i = 0;
             for (Iterator<Waiter> it = waiting.iterator(); it.hasNext(); i++) {
                 Waiter w = it.next();

@@ -379,6 +379,17 @@ public final class ScsiCommandHandler {
 
     /** Runs {@code io} holding the range lock of [lba, lba+count); the lock goes when its future does. */
     private <T> CompletableFuture<T> locked(long lba, long count, java.util.function.Supplier<CompletableFuture<T>> io) {
+        LbaRangeLocks.Held now = locks.tryLock(lba, count);
+        if (now != null) {
+            // Uncontended (the usual case): run at once, without the lock's future and a compose stage.
+            CompletableFuture<T> f;
+            try {
+                f = io.get();
+            } catch (RuntimeException e) {
+                f = CompletableFuture.failedFuture(e);
+            }
+            return f.whenComplete((v, err) -> now.release());
+        }
         return locks.lock(lba, count).thenCompose(held -> {
             CompletableFuture<T> f;
             try {

@@ -1,6 +1,7 @@
 package io.fastblock.gateway.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -67,6 +68,22 @@ class ChunkMapCacheTest {
         assertEquals(0, source.lookups.get(), "allocation answered the lookup");
         assertSame(a.get(), cache.allocate(1).get());
         assertEquals(1, source.allocations.get());
+    }
+
+    @Test
+    void cachedRouteIsKnownOnlyOnceAllocatedAndUntilInvalidated() throws Exception {
+        ManualSource source = new ManualSource();
+        ChunkMapCache cache = new ChunkMapCache("v", source, Duration.ofSeconds(1));
+        assertNull(cache.cachedRoute(2));
+        CompletableFuture<ChunkRoute> a = cache.allocate(2);
+        assertNull(cache.cachedRoute(2), "an allocation in flight is not a known route");
+        source.pending.complete(new ChunkLocation(2, true, GROUP));
+        assertSame(a.get(), cache.cachedRoute(2));
+        cache.invalidate(2, a.get());
+        assertNull(cache.cachedRoute(2), "a rejected route is asked for again");
+        cache.allocate(3);
+        cache.clear();
+        assertNull(cache.cachedRoute(3));
     }
 
     @Test
