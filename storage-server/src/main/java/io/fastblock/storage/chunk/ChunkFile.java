@@ -61,9 +61,11 @@ final class ChunkFile implements Closeable {
         boolean unmapped = !java.nio.file.Files.exists(mapOf(file));
         FileIo d = files.open(file, create);
         FileIo s = null;
+        FileIo mf = null;
         try {
             s = files.open(sidecarOf(file), true);
-            AllocationMap m = new AllocationMap(files.open(mapOf(file), true));
+            mf = files.open(mapOf(file), true);
+            AllocationMap m = new AllocationMap(mf);
             ChunkFile f = new ChunkFile(chunk, d, s, m);
             if (unmapped && d.size() > 0) {
                 // A chunk file from before allocation maps: every block it spans may hold data, so
@@ -75,6 +77,9 @@ final class ChunkFile implements Closeable {
             d.close();
             if (s != null) {
                 s.close();
+            }
+            if (mf != null) {
+                mf.close();
             }
             throw e;
         }
