@@ -198,14 +198,19 @@ public final class ExtentIndex implements Closeable {
     public synchronized Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
         try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-             ReadOptions ro = new ReadOptions()) {
+             ReadOptions ro = new ReadOptions();
+             RocksIterator base = db.newIterator(extents, ro);
+             RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
+            // One iterator for the whole batch: every lookup seeks afresh, and a base+delta
+            // iterator's seek sees the batch's writes made since it was created (see
+            // ExtentIndexBatchTest), so creating two iterator pairs per write bought nothing.
             for (IndexedWrite w : writes) {
                 if (w.length() == 0) {
                     continue;
                 }
                 if (w.trim()) {
                     // Older extents in the range die; a hole takes their place (see Extent#isHole).
-                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
                     batch.put(extents, key(w.chunk(), w.offset()), value(new Extent(w.offset(),
                             Extent.holeSegment(w.segment()), w.recordPosition(), 0, w.length(), w.sequence(), 0, 0)));
                     continue;
@@ -213,11 +218,11 @@ public final class ExtentIndex implements Closeable {
                 Extent target = new Extent(w.offset(), w.segment(), w.recordPosition(), 0, w.length(), w.sequence(),
                         w.recordBytes(), w.length());
                 if (w.moved()) {
-                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
+                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
                             w.originPosition(), target, delta);
                 } else {
-                    replace(batch, ro, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
-                    insert(batch, ro, w.chunk(), target, delta);
+                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    insert(batch, it, w.chunk(), target, delta);
                 }
             }
             batch.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
@@ -238,9 +243,11 @@ public final class ExtentIndex implements Closeable {
         Map<Long, Long> delta = new HashMap<>();
         synchronized (this) {
             try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-                 ReadOptions ro = new ReadOptions()) {
+                 ReadOptions ro = new ReadOptions();
+                 RocksIterator base = db.newIterator(extents, ro);
+                 RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
                 for (Piece p : pieces) {
-                    replace(batch, ro, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
+                    replace(batch, it, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
                 }
                 db.write(writeOptions, batch);
             } catch (RocksDBException e) {
@@ -267,14 +274,12 @@ public final class ExtentIndex implements Closeable {
      * {@code target}'s run (mapped as target.chunkOffset -> target.dataOffset) or, with a null
      * target, out of the index.
      */
-    private void replace(WriteBatchWithIndex batch, ReadOptions ro, ChunkId chunk, long start, long end,
+    private void replace(WriteBatchWithIndex batch, RocksIterator it, ChunkId chunk, long start, long end,
                          long srcSegment, long srcPosition, Extent target, Map<Long, Long> delta) throws RocksDBException {
         List<Extent> overlapping = new ArrayList<>();
-        // The iterator must see this batch's own earlier writes: a base+delta iterator does.
-        try (RocksIterator base = db.newIterator(extents, ro);
-             RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
-            collectOverlapping(it, chunk, start, end, overlapping);
-        }
+        // The iterator must see this batch's own earlier writes: a base+delta iterator over the batch does.
+        // Everything is read before the batch changes (a change invalidates the iterator's current entry).
+        collectOverlapping(it, chunk, start, end, overlapping);
         for (Extent e : overlapping) {
             if (srcSegment != -1 && !e.in(srcSegment, srcPosition)) {
                 continue; // compare-and-set: only the extents of the named run (or hole)
@@ -303,26 +308,23 @@ public final class ExtentIndex implements Closeable {
     }
 
     /** Puts a fresh record's extent, extending the extent just before it when its run ends right where the record starts. */
-    private void insert(WriteBatchWithIndex batch, ReadOptions ro, ChunkId chunk, Extent w, Map<Long, Long> delta)
+    private void insert(WriteBatchWithIndex batch, RocksIterator it, ChunkId chunk, Extent w, Map<Long, Long> delta)
             throws RocksDBException {
         delta.merge(w.segment(), (long) w.length(), Long::sum);
         if (w.chunkOffset() > 0) {
             byte[] before = key(chunk, w.chunkOffset() - 1);
-            try (RocksIterator base = db.newIterator(extents, ro);
-                 RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
-                it.seekForPrev(before);
-                if (it.isValid() && sameChunk(it.key(), before)) {
-                    Extent left = extent(it.key(), it.value());
-                    if (left.end() == w.chunkOffset() && left.segment() == w.segment() && left.runBytes() > 0
-                            && left.recordPosition() + left.runBytes() == w.recordPosition()
-                            && left.dataOffset() + left.length() == left.runData()
-                            && (long) left.runBytes() + w.runBytes() <= MAX_RUN_BYTES) {
-                        batch.put(extents, key(chunk, left.chunkOffset()), value(new Extent(left.chunkOffset(),
-                                left.segment(), left.recordPosition(), left.dataOffset(), left.length() + w.length(),
-                                Math.max(left.sequence(), w.sequence()), left.runBytes() + w.runBytes(),
-                                left.runData() + w.length())));
-                        return;
-                    }
+            it.seekForPrev(before);
+            if (it.isValid() && sameChunk(it.key(), before)) {
+                Extent left = extent(it.key(), it.value());
+                if (left.end() == w.chunkOffset() && left.segment() == w.segment() && left.runBytes() > 0
+                        && left.recordPosition() + left.runBytes() == w.recordPosition()
+                        && left.dataOffset() + left.length() == left.runData()
+                        && (long) left.runBytes() + w.runBytes() <= MAX_RUN_BYTES) {
+                    batch.put(extents, key(chunk, left.chunkOffset()), value(new Extent(left.chunkOffset(),
+                            left.segment(), left.recordPosition(), left.dataOffset(), left.length() + w.length(),
+                            Math.max(left.sequence(), w.sequence()), left.runBytes() + w.runBytes(),
+                            left.runData() + w.length())));
+                    return;
                 }
             }
         }
