@@ -523,7 +523,13 @@ public final class LogStore implements Closeable {
         if (seg == null) {
             return List.of();
         }
-        List<LivePiece> out = new ArrayList<>();
+        // First the segment's record headers, then one index lookup per chunk (the span its records
+        // cover) instead of one per record: a lookup is a RocksDB seekForPrev, slow over a memtable
+        // full of overwritten keys, and a segment of 4 KiB writes holds thousands of records of a
+        // few chunks. The lookups come after the walk, so they see the index at least as new as
+        // the walk: a sealed segment's live bytes only shrink, and the moves are compare-and-set.
+        List<LogRecord.Header> headers = new ArrayList<>();
+        List<Long> positions = new ArrayList<>();
         try {
             long size = seg.size();
             long pos = 0;
@@ -534,30 +540,65 @@ public final class LogStore implements Closeable {
                 if (h == null) {
                     throw new CorruptRecordException("no valid record header at segment " + segment + " position " + pos);
                 }
-                for (Extent e : index.find(h.chunk(), h.offset(), h.offset() + h.length())) {
-                    boolean here = e.segment() == segment && (e.runBytes() == 0 ? e.recordPosition() == pos
-                            : e.recordPosition() <= pos && pos < e.recordPosition() + e.runBytes());
-                    if (!here) {
-                        continue;
-                    }
-                    long a = Math.max(e.chunkOffset(), h.offset());
-                    long b = Math.min(e.end(), h.offset() + h.length());
-                    LivePiece last = out.isEmpty() ? null : out.get(out.size() - 1);
-                    if (last != null && last.chunk().equals(h.chunk()) && last.extent().equals(e) && last.end() == a
-                            && b - last.start() <= maxPiece) {
-                        out.set(out.size() - 1, new LivePiece(h.chunk(), last.start(), b, e));
-                    } else {
-                        for (long s = a; s < b; s += maxPiece) {
-                            out.add(new LivePiece(h.chunk(), s, Math.min(b, s + maxPiece), e));
-                        }
-                    }
-                }
+                headers.add(h);
+                positions.add(pos);
                 pos += h.size();
             }
         } finally {
             seg.release();
         }
+        Map<ChunkId, long[]> spans = new HashMap<>();
+        for (LogRecord.Header h : headers) {
+            long[] span = spans.computeIfAbsent(h.chunk(), c -> new long[] {Long.MAX_VALUE, Long.MIN_VALUE});
+            span[0] = Math.min(span[0], h.offset());
+            span[1] = Math.max(span[1], h.offset() + h.length());
+        }
+        Map<ChunkId, List<Extent>> extentsOf = new HashMap<>();
+        for (Map.Entry<ChunkId, long[]> e : spans.entrySet()) {
+            extentsOf.put(e.getKey(), index.find(e.getKey(), e.getValue()[0], e.getValue()[1]));
+        }
+        List<LivePiece> out = new ArrayList<>();
+        for (int r = 0; r < headers.size(); r++) {
+            LogRecord.Header h = headers.get(r);
+            long pos = positions.get(r);
+            List<Extent> found = extentsOf.get(h.chunk());
+            long hEnd = h.offset() + h.length();
+            for (int i = firstEndingAfter(found, h.offset()); i < found.size() && found.get(i).chunkOffset() < hEnd; i++) {
+                Extent e = found.get(i);
+                boolean here = e.segment() == segment && (e.runBytes() == 0 ? e.recordPosition() == pos
+                        : e.recordPosition() <= pos && pos < e.recordPosition() + e.runBytes());
+                if (!here) {
+                    continue;
+                }
+                long a = Math.max(e.chunkOffset(), h.offset());
+                long b = Math.min(e.end(), hEnd);
+                LivePiece last = out.isEmpty() ? null : out.get(out.size() - 1);
+                if (last != null && last.chunk().equals(h.chunk()) && last.extent().equals(e) && last.end() == a
+                        && b - last.start() <= maxPiece) {
+                    out.set(out.size() - 1, new LivePiece(h.chunk(), last.start(), b, e));
+                } else {
+                    for (long s = a; s < b; s += maxPiece) {
+                        out.add(new LivePiece(h.chunk(), s, Math.min(b, s + maxPiece), e));
+                    }
+                }
+            }
+        }
         return out;
+    }
+
+    /** Index of the first of {@code sorted} (a chunk's extents, in offset order, not overlapping) ending after {@code offset}. */
+    private static int firstEndingAfter(List<Extent> sorted, long offset) {
+        int lo = 0;
+        int hi = sorted.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (sorted.get(mid).end() <= offset) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** Appends a moved record holding {@code data} (taken over) for a live piece: indexed only where the index still reads the piece's run. */
