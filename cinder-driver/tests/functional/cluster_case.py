@@ -2,22 +2,17 @@
 configuration group pointing at the session's local cluster (see conftest's `cluster` fixture)."""
 
 from cinder import context
-from cinder.tests.unit import test
 from cinder.volume import configuration as conf
 from cinder.volume import driver as cinder_driver
+
+from cinder_case import CinderTestCase
 
 from fastblock_cinder import driver as fb_driver
 
 
-class ClusterDriverCase(test.TestCase):
+class ClusterDriverCase(CinderTestCase):
     #: the cinder.conf section of the backend under test
     GROUP = "fastblock-functional"
-
-    def __delattr__(self, name):
-        # pytest deletes the test method it bound; Cinder's cleanup has already cleared it.
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
 
     def setUp(self):
         super().setUp()

@@ -12,12 +12,12 @@ from cinder import exception
 from cinder.tests.unit import fake_constants as fake
 from cinder.tests.unit import fake_snapshot
 from cinder.tests.unit import fake_volume
-from cinder.tests.unit import test
 from cinder.volume import configuration as conf
 from cinder.volume import driver as cinder_driver
 from cinder.volume import qos_specs
 from cinder.volume import volume_types
 
+from cinder_case import CinderTestCase
 from fake_namenode import FakeNamenode
 from fastblock_cinder import driver as fb_driver
 
@@ -27,14 +27,7 @@ INITIATOR = "iqn.1994-05.com.redhat:compute-1"
 CONNECTOR = {"initiator": INITIATOR, "ip": "192.0.2.10", "host": "compute-1", "multipath": False}
 
 
-class FastBlockDriverTestCase(test.TestCase):
-    def __delattr__(self, name):
-        # pytest binds the test method on the instance and deletes it afterwards; Cinder's cleanup has
-        # already cleared every public instance attribute by then.
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
-
+class FastBlockDriverTestCase(CinderTestCase):
     def setUp(self):
         super().setUp()
         self.ctxt = context.get_admin_context()

@@ -16,13 +16,13 @@ import fixtures
 
 from cinder import context
 from cinder import exception
-from cinder.tests.unit import test
 from cinder.tests.unit import utils as test_utils
 from cinder.tests.unit.image import fake as fake_image
 from cinder.volume import configuration as conf
 from cinder.volume import driver as cinder_driver
 from cinder.volume import volume_types
 
+from cinder_case import CinderTestCase
 from fake_namenode import FakeNamenode
 from fastblock_cinder import driver as fb_driver
 from fastblock_cinder import image_transfer
@@ -35,12 +35,7 @@ CHAP_LUN = qemu_iscsi.IscsiLun(portal="192.0.2.7:3260", iqn="iqn.2026-11.io.fast
                                secret="Sup3rSecretValue")
 
 
-class CommandLineTest(test.TestCase):
-    def __delattr__(self, name):
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
-
+class CommandLineTest(CinderTestCase):
     def test_write_reads_the_declared_format_and_names_the_secret_only_by_id(self):
         command = qemu_iscsi.write_command("/tmp/img", "qcow2", CHAP_LUN, "/run/s/secret")
         self.assertEqual(["qemu-img", "convert", "-n", "-f", "qcow2", "-S", "4k", "--object",
@@ -79,13 +74,8 @@ class CommandLineTest(test.TestCase):
         self.assertFalse(os.path.exists(os.path.dirname(path)))
 
 
-class InspectTest(test.TestCase):
+class InspectTest(CinderTestCase):
     """The checks a downloaded image passes before it reaches a volume, on real files made by qemu-img."""
-
-    def __delattr__(self, name):
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
 
     def setUp(self):
         super().setUp()
@@ -142,12 +132,7 @@ class _SilentTarget:
             conn.close()
 
 
-class _DriverOnFakeNamenode(test.TestCase):
-    def __delattr__(self, name):
-        if name.startswith("test_") and name not in self.__dict__:
-            return
-        super().__delattr__(name)
-
+class _DriverOnFakeNamenode(CinderTestCase):
     def setUp(self):
         super().setUp()
         self.ctxt = context.get_admin_context()

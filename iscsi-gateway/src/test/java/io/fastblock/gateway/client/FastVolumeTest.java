@@ -174,7 +174,7 @@ class FastVolumeTest {
         ByteBuf caller = Unpooled.directBuffer(8192).writeBytes(pattern(8192, 4));
         caller.readerIndex(1024); // only the readable bytes are written
         List<ByteBuf> seen = new ArrayList<>();
-        StorageTransport spy = new StorageTransport() {
+        StorageTransport spy = new ForwardingTransport(cluster) {
             @Override
             public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                             long offset, ByteBuf data) {
@@ -189,25 +189,11 @@ class FastVolumeTest {
                 assertEquals(2, caller.refCnt(), "retained for the request");
                 return cluster.write(node, chain, chunk, offset, data);
             }
-
-            @Override
-            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                           long offset, int length) {
-                return cluster.read(node, chain, chunk, offset, length);
-            }
-
             @Override
             public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                            long offset, int length) {
                 return cluster.trim(node, chain, chunk, offset, length);
-            }
-
-            @Override
-            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                              long offset, int length) {
-                return cluster.extents(node, chain, chunk, offset, length);
-            }
-        };
+            }        };
         FastVolume v = volume(spy);
         v.write(CHUNK - 4096, caller).get(5, TimeUnit.SECONDS);
         assertEquals(2, seen.size());
@@ -363,7 +349,7 @@ class FastVolumeTest {
         // An IO_ERROR on every try, for ever: retries go on for the budget, then the last failure is final.
         ClientSettings shortBudget = new ClientSettings(Duration.ofMillis(100), 1000, Duration.ofMillis(5),
                 Duration.ofMillis(400), Duration.ofSeconds(30), 8, 128 * 1024, 2, 256 * 1024, 1, 1, Duration.ofSeconds(5));
-        StorageTransport failing = new StorageTransport() {
+        StorageTransport failing = new ForwardingTransport(cluster) {
             @Override
             public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                             long offset, ByteBuf data) {
@@ -377,13 +363,6 @@ class FastVolumeTest {
                 cluster.sent.add(new InMemoryCluster.Sent(OpCode.READ, node, chain, chunk, offset, length));
                 return CompletableFuture.completedFuture(StorageResponse.error(0, OpCode.READ, Status.IO_ERROR, "x"));
             }
-
-            @Override
-            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                           long offset, int length) {
-                return cluster.trim(node, chain, chunk, offset, length);
-            }
-
             @Override
             public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                               long offset, int length) {
@@ -415,7 +394,7 @@ class FastVolumeTest {
         CompletableFuture<StorageResponse> late = new CompletableFuture<>();
         ByteBuf lateData = Unpooled.directBuffer(512).writeZero(512);
         List<NodeAddress> tried = new ArrayList<>();
-        StorageTransport slow = new StorageTransport() {
+        StorageTransport slow = new ForwardingTransport(cluster) {
             @Override
             public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                             long offset, ByteBuf b) {
@@ -434,13 +413,6 @@ class FastVolumeTest {
                 }
                 return late;
             }
-
-            @Override
-            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                           long offset, int length) {
-                return cluster.trim(node, chain, chunk, offset, length);
-            }
-
             @Override
             public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                               long offset, int length) {
@@ -621,25 +593,7 @@ class FastVolumeTest {
                      CompletableFuture<StorageResponse> answer) {
         }
         java.util.concurrent.ConcurrentLinkedQueue<Asked> asked = new java.util.concurrent.ConcurrentLinkedQueue<>();
-        StorageTransport held = new StorageTransport() {
-            @Override
-            public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                            long offset, ByteBuf b) {
-                return cluster.write(node, chain, chunk, offset, b);
-            }
-
-            @Override
-            public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                           long offset, int length) {
-                return cluster.read(node, chain, chunk, offset, length);
-            }
-
-            @Override
-            public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
-                                                           long offset, int length) {
-                return cluster.trim(node, chain, chunk, offset, length);
-            }
-
+        StorageTransport held = new ForwardingTransport(cluster) {
             @Override
             public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
                                                               long offset, int length) {
@@ -696,6 +650,39 @@ class FastVolumeTest {
             write(0, pattern(4096, 11));
         } catch (Exception e) {
             throw new AssertionError(e);
+        }
+    }
+
+    /** Sends every request to {@code to}; a test overrides what it watches or changes. */
+    private static class ForwardingTransport implements StorageTransport {
+        private final StorageTransport to;
+
+        ForwardingTransport(StorageTransport to) {
+            this.to = to;
+        }
+
+        @Override
+        public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                        long offset, ByteBuf data) {
+            return to.write(node, chain, chunk, offset, data);
+        }
+
+        @Override
+        public CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                       long offset, int length) {
+            return to.read(node, chain, chunk, offset, length);
+        }
+
+        @Override
+        public CompletableFuture<StorageResponse> trim(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                       long offset, int length) {
+            return to.trim(node, chain, chunk, offset, length);
+        }
+
+        @Override
+        public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                          long offset, int length) {
+            return to.extents(node, chain, chunk, offset, length);
         }
     }
 }

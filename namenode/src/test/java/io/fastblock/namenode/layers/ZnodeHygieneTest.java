@@ -10,7 +10,7 @@ import io.fastblock.namenode.meta.LeaseStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.ReclaimQueue;
 import io.fastblock.namenode.meta.VolumeStore;
-import io.fastblock.namenode.meta.ZkSchema;
+import io.fastblock.namenode.meta.ZkTestSupport;
 import io.fastblock.protocol.meta.ExportRecord;
 import io.fastblock.protocol.meta.SealedIds;
 import io.fastblock.protocol.meta.VolumeRecord;
@@ -20,12 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,25 +27,7 @@ import org.junit.jupiter.api.Test;
  * record, chunk map, exports, snapshots, client-id claim, lease, layers, reclaim records and the
  * seals under fences/ (moved into the compact sealed-ids set, which storage servers also load).
  */
-class ZnodeHygieneTest {
-    private TestingServer server;
-    private CuratorFramework zk;
-
-    @BeforeEach
-    void start() throws Exception {
-        server = new TestingServer(true);
-        zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected();
-        ZkSchema.ensure(zk);
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        zk.close();
-        server.close();
-    }
-
+class ZnodeHygieneTest extends ZkTestSupport {
     private TreeSet<String> znodes() throws Exception {
         TreeSet<String> out = new TreeSet<>();
         walk(ZkPaths.ROOT, out);

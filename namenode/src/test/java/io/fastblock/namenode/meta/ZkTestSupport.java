@@ -8,12 +8,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
 /** A fresh real ZooKeeper (Curator TestingServer) and a connected client with the schema in place, per test. */
-abstract class ZkTestSupport {
+public abstract class ZkTestSupport {
     protected TestingServer server;
     protected CuratorFramework zk;
 
     @BeforeEach
-    void startZooKeeper() throws Exception {
+    public void startZooKeeper() throws Exception {
         server = new TestingServer(true);
         zk = CuratorFrameworkFactory.newClient(server.getConnectString(), 10_000, 5_000, new RetryOneTime(100));
         zk.start();
@@ -22,7 +22,7 @@ abstract class ZkTestSupport {
     }
 
     @AfterEach
-    void stopZooKeeper() throws Exception {
+    public void stopZooKeeper() throws Exception {
         zk.close();
         server.close();
     }
