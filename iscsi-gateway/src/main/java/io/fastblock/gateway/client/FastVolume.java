@@ -272,28 +272,29 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        VolumeLease l = lease;
-        long held = l == null ? -1 : l.heldEpoch();
-        if (l == null || held >= 0) {
-            // No lease, or the lease held (every write but the first): no future to wait on.
-            if (held >= 0) {
-                leaseEpoch = held;
-            }
-            return writeWithEpoch(offset, data, length);
-        }
-        data.retain(); // the caller may release its reference once the future completes, not before the lease
-        return underWriteLease(() -> writeWithEpoch(offset, data, length)).whenComplete((v, e) -> data.release());
+        return underWriteLease(data, () -> writeWithEpoch(offset, data, length));
     }
 
     /**
      * Runs {@code mutation} (a write or a deallocation) with the volume's write lease epoch: the lease
-     * is taken on first use and held afterwards (a completed future then: no extra hop). Without a
-     * lease (tests of the data path alone) it runs with {@link #leaseEpoch()} as set.
+     * is taken on first use; while it is held (every mutation but the first) the mutation runs at once,
+     * with no future to wait on. Without a lease (tests of the data path alone) it runs with
+     * {@link #leaseEpoch()} as set. {@code data}, if not null, is kept until a mutation that has to
+     * wait for the lease completes: the caller may release its reference once the future completes.
      */
-    private CompletableFuture<Void> underWriteLease(java.util.function.Supplier<CompletableFuture<Void>> mutation) {
+    private CompletableFuture<Void> underWriteLease(ByteBuf data,
+                                                    java.util.function.Supplier<CompletableFuture<Void>> mutation) {
         VolumeLease l = lease;
         if (l == null) {
             return mutation.get();
+        }
+        long held = l.heldEpoch();
+        if (held >= 0) {
+            leaseEpoch = held;
+            return mutation.get();
+        }
+        if (data != null) {
+            data.retain();
         }
         CompletableFuture<Void> result = new CompletableFuture<>();
         l.writeEpoch().whenComplete((epoch, err) -> {
@@ -314,7 +315,7 @@ public final class FastVolume implements BlockDevice {
                 }
             });
         });
-        return result;
+        return data == null ? result : result.whenComplete((v, e) -> data.release());
     }
 
     /** Every volume is thin: chunks are allocated on first write and given back by {@link #unmap}. */
@@ -337,7 +338,7 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        return underWriteLease(() -> {
+        return underWriteLease(null, () -> {
             long start = System.nanoTime();
             List<CompletableFuture<Void>> parts = new ArrayList<>();
             for (long pos = offset; pos < offset + length; ) {

@@ -39,12 +39,11 @@ public final class LbaRangeLocks {
         CompletableFuture<Held> f = new CompletableFuture<>();
         Held h;
         synchronized (this) {
-            if (overlapsHeld(lba, end) || overlapsWaiting(lba, end, waiting.size())) {
+            h = grantIfFree(lba, end);
+            if (h == null) {
                 waiting.add(new Waiter(lba, end, f));
                 return f;
             }
-            h = new Held(lba, end);
-            held.add(h);
         }
         f.complete(h);
         return f;
@@ -54,16 +53,18 @@ public final class LbaRangeLocks {
      * [lba, lba+count) at once when nothing holds or waits for an overlapping range (every write
      * of a workload without overlaps), else null: then {@link #lock} queues it. Spares the future.
      */
-    public Held tryLock(long lba, long count) {
-        long end = lba + Math.max(count, 1);
-        synchronized (this) {
-            if (overlapsHeld(lba, end) || overlapsWaiting(lba, end, waiting.size())) {
-                return null;
-            }
-            Held h = new Held(lba, end);
-            held.add(h);
-            return h;
+    public synchronized Held tryLock(long lba, long count) {
+        return grantIfFree(lba, lba + Math.max(count, 1));
+    }
+
+    /** The range, now held, if nothing holds or waits for an overlapping one; else null. Under the monitor. */
+    private Held grantIfFree(long first, long end) {
+        if (overlapsHeld(first, end) || overlapsWaiting(first, end, waiting.size())) {
+            return null;
         }
+        Held h = new Held(first, end);
+        held.add(h);
+        return h;
     }
 
     private boolean overlapsHeld(long first, long end) {
@@ -86,6 +87,8 @@ public final class LbaRangeLocks {
     }
 
     private void release(Held h) {
+        List<CompletableFuture<Held>> grants;
+        List<Held> granted;
         synchronized (this) {
             if (!held.remove(h)) {
                 throw new IllegalStateException("range released twice");
@@ -93,10 +96,8 @@ public final class LbaRangeLocks {
             if (waiting.isEmpty()) {
                 return; // the common case: nobody to grant, nothing to allocate
             }
-        }
-        List<CompletableFuture<Held>> grants = new ArrayList<>();
-        List<Held> granted = new ArrayList<>();
-        synchronized (this) {
+            grants = new ArrayList<>();
+            granted = new ArrayList<>();
             int i = 0;
             for (Iterator<Waiter> it = waiting.iterator(); it.hasNext(); i++) {
                 Waiter w = it.next();

@@ -382,23 +382,20 @@ public final class ScsiCommandHandler {
         LbaRangeLocks.Held now = locks.tryLock(lba, count);
         if (now != null) {
             // Uncontended (the usual case): run at once, without the lock's future and a compose stage.
-            CompletableFuture<T> f;
-            try {
-                f = io.get();
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
-            return f.whenComplete((v, err) -> now.release());
+            return holding(now, io);
         }
-        return locks.lock(lba, count).thenCompose(held -> {
-            CompletableFuture<T> f;
-            try {
-                f = io.get();
-            } catch (RuntimeException e) {
-                f = CompletableFuture.failedFuture(e);
-            }
-            return f.whenComplete((v, err) -> held.release());
-        });
+        return locks.lock(lba, count).thenCompose(held -> holding(held, io));
+    }
+
+    private static <T> CompletableFuture<T> holding(LbaRangeLocks.Held held,
+                                                    java.util.function.Supplier<CompletableFuture<T>> io) {
+        CompletableFuture<T> f;
+        try {
+            f = io.get();
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.whenComplete((v, err) -> held.release());
     }
 
     private CompletableFuture<Void> deviceWrite(long offset, ByteBuf data) {
