@@ -208,27 +208,24 @@ final class ChunkFile implements Closeable {
         boolean partialFirst = head != 0;
         boolean partialLast = tailEnd != count * BLOCK;
         if (!partialFirst && !partialLast) {
-            // Whole blocks: their checksums come straight from the caller's buffers, no staging copy.
-            long pos = offset;
-            for (ByteBuffer b : src) {
-                data.writeFully(b.duplicate(), pos);
-                pos += b.remaining();
+            // Whole blocks: their checksums come straight from the caller's buffers, no staging copy,
+            // and the data goes in one gathered write however many buffers the frame arrived in.
+            ByteBuffer[] views = new ByteBuffer[src.length];
+            for (int i = 0; i < src.length; i++) {
+                views[i] = src[i].duplicate();
             }
+            data.writeFully(views, offset);
             storeSums(first, blockSums(src, count), null);
             return;
         }
         ByteBuffer span = scratch(count * BLOCK);
-        int[] old = null;
-        boolean[] keepBad = null;
-        if (partialFirst || partialLast) {
-            old = storedSums(first, count);
-            keepBad = new boolean[count];
-            if (partialFirst) {
-                keepBad[0] = !loadAndCheck(span, 0, first, old[0]);
-            }
-            if (partialLast && (count > 1 || !partialFirst)) {
-                keepBad[count - 1] = !loadAndCheck(span, count - 1, last, old[count - 1]);
-            }
+        int[] old = storedSums(first, count);
+        boolean[] keepBad = new boolean[count];
+        if (partialFirst) {
+            keepBad[0] = !loadAndCheck(span, 0, first, old[0]);
+        }
+        if (partialLast && (count > 1 || !partialFirst)) {
+            keepBad[count - 1] = !loadAndCheck(span, count - 1, last, old[count - 1]);
         }
         long pos = offset;
         span.position(head);

@@ -972,8 +972,8 @@ public final class ChunkStore implements Closeable {
                 } catch (CompletionException e) {
                     failed = e.getCause() instanceof UncheckedIOException u ? u.getCause()
                             : new IOException("flush of chunk " + chunks.get(i) + " failed: " + e.getCause(), e.getCause());
-                } catch (UncheckedIOException e) {
-                    failed = e.getCause();
+                } catch (IOException e) {
+                    failed = e;
                 }
             }
             synchronized (dirtyLock) {
@@ -1021,23 +1021,19 @@ public final class ChunkStore implements Closeable {
      * compaction swapped in a new file, forced before the swap), forces whatever is open now on
      * the stripe instead. Returns {writes, sequence} as the snapshot claimed them.
      */
-    private long[] forceOffStripe(ChunkId c, StripeSnapshot snap) {
+    private long[] forceOffStripe(ChunkId c, StripeSnapshot snap) throws IOException {
         try {
-            try {
-                if (snap.file() != null) {
-                    snap.file().force();
-                }
-            } catch (java.nio.channels.ClosedChannelException closed) {
-                await(onStripe(c, () -> {
-                    ChunkFile now = open.get(c);
-                    if (now != null) {
-                        now.force();
-                    }
-                    return null;
-                }));
+            if (snap.file() != null) {
+                snap.file().force();
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (java.nio.channels.ClosedChannelException closed) {
+            await(onStripe(c, () -> {
+                ChunkFile now = open.get(c);
+                if (now != null) {
+                    now.force();
+                }
+                return null;
+            }));
         }
         return new long[]{snap.writes(), snap.sequence()};
     }

@@ -4,7 +4,6 @@ import io.fastblock.protocol.ProtocolException;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageMessage;
 import io.fastblock.protocol.StorageResponse;
-import io.fastblock.protocol.codec.LoopFlush;
 import io.fastblock.storage.chain.ReplicaService;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -25,7 +24,6 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
     private final ReplicaService service;
     private final InflightRequests inflight;
     private int outstanding; // event-loop confined
-    private LoopFlush flush; // event-loop confined
 
     public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
         this.service = service;
@@ -51,24 +49,19 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
             ctx.channel().config().setAutoRead(false);
         }
         service.handle(m, ctx.alloc()).whenComplete((resp, err) -> {
-            try {
-                StorageResponse answer = resp != null ? resp
-                        : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
-                if (ctx.executor().inEventLoop()) {
-                    answer(ctx, answer, false); // reads answered inline: one flush for the batch
-                } else {
-                    try {
-                        ctx.executor().execute(() -> answer(ctx, answer, true));
-                    } catch (java.util.concurrent.RejectedExecutionException serverStopping) {
-                        answer.data().release();
-                    }
-                }
-            } finally {
-                inflight.end(m.op());
-                if (ctx.executor().inEventLoop()) {
-                    answered(ctx); // reads of an idle stripe complete on this loop (ChunkStore.readAsync)
-                } else {
-                    ctx.executor().execute(() -> answered(ctx));
+            StorageResponse answer = resp != null ? resp
+                    : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
+            inflight.end(m.op());
+            // Reads of an idle stripe complete on this loop (ChunkStore.readAsync); the rest (writes done
+            // by a group commit or a stripe) hop to it once. The pipeline's FlushConsolidationHandler
+            // makes the answers of one batch leave in one send either way.
+            if (ctx.executor().inEventLoop()) {
+                answer(ctx, answer);
+            } else {
+                try {
+                    ctx.executor().execute(() -> answer(ctx, answer));
+                } catch (java.util.concurrent.RejectedExecutionException serverStopping) {
+                    answer.data().release();
                 }
             }
         });
@@ -80,24 +73,13 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
      * has lost its encoder, the record (not reference-counted) would keep its buffer forever (a
      * 1 MiB read each; a gateway's broken connection under load ran a server out of direct memory).
      */
-    private void answer(ChannelHandlerContext ctx, StorageResponse answer, boolean flushNow) {
-        if (!ctx.channel().isActive()) {
-            answer.data().release();
-            return;
-        }
-        if (flushNow) {
+    private void answer(ChannelHandlerContext ctx, StorageResponse answer) {
+        if (ctx.channel().isActive()) {
             ctx.writeAndFlush(answer);
         } else {
-            ctx.write(answer);
-            flush(ctx).soon();
+            answer.data().release();
         }
-    }
-
-    private LoopFlush flush(ChannelHandlerContext ctx) {
-        if (flush == null) {
-            flush = new LoopFlush(ctx.channel());
-        }
-        return flush;
+        answered(ctx);
     }
 
     private void answered(ChannelHandlerContext ctx) {
