@@ -98,8 +98,7 @@ public final class Views {
         List<Down> out = new java.util.ArrayList<>();
         for (io.fastblock.protocol.meta.DownRecord r : records.values()) {
             NodeState n = nodes.get(r.id());
-            boolean active = n == null || n.active();
-            long replaceAt = r.downSinceMillis() + (active ? replaceAfter.toMillis() : 0);
+            long replaceAt = io.fastblock.namenode.repair.DownOutRules.replaceAtMillis(r, n, replaceAfter.toMillis());
             String state = r.back() ? "rejoining" : nowMillis < replaceAt ? "waiting" : "replacing";
             out.add(new Down(r.id(), java.time.Instant.ofEpochMilli(r.downSinceMillis()).toString(),
                     java.time.Instant.ofEpochMilli(replaceAt).toString(),

@@ -93,6 +93,9 @@ public final class GroupFormation implements AutoCloseable {
      */
     public boolean check() {
         List<GroupRecord> existing = groups.list();
+        if (!existing.isEmpty() && !allWhole(existing)) {
+            return false; // chain repair first (see expand): no need to read the nodes
+        }
         List<NodeRecord> live = new ArrayList<>();
         for (NodeStore.NodeState n : nodes.all().values()) {
             if (n.live() && n.active()) {
@@ -119,19 +122,26 @@ public final class GroupFormation implements AutoCloseable {
         return created;
     }
 
+    /** Every group has its three members and none is joining. */
+    private static boolean allWhole(List<GroupRecord> existing) {
+        for (GroupRecord g : existing) {
+            if (g.members().size() < GroupLayout.REPLICAS || g.joining() != null) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /**
      * New groups for live active nodes in no group ({@link GroupLayout#extend}), so servers added
      * after the first formation take a share of new chunks (existing chunks do not move). Only while
-     * every group is whole (three members, none joining): until then chain repair may want the new
+     * every group is whole (three members, none joining; {@link #check} looks first): until then chain repair may want the new
      * server as a replacement, and comes first. Waits for the settle time like the first formation,
      * so servers added together share their groups.
      */
     private boolean expand(List<GroupRecord> existing, List<NodeRecord> live) {
         Set<String> placed = new HashSet<>();
         for (GroupRecord g : existing) {
-            if (g.members().size() < GroupLayout.REPLICAS || g.joining() != null) {
-                return false;
-            }
             placed.addAll(g.members());
         }
         List<NodeRecord> newcomers = live.stream().filter(n -> !placed.contains(n.id())).toList();

@@ -134,14 +134,16 @@ public final class ChainRepair implements AutoCloseable {
                 announcedOut.remove(r.id());
                 LOG.info("node {} down since {}: groups {} wait for it until {} (--replace-after-ms={})", r.id(),
                         Instant.ofEpochMilli(r.downSinceMillis()), r.groups(),
-                        Instant.ofEpochMilli(r.downSinceMillis() + replaceAfter.toMillis()), replaceAfter.toMillis());
+                        Instant.ofEpochMilli(DownOutRules.replaceAtMillis(r, nodeStates.get(r.id()), replaceAfter.toMillis())),
+                        replaceAfter.toMillis());
             } else if (r.back() && !old.back()) {
                 LOG.info("node {} back after {} ms: rejoining groups {}", r.id(), r.backSinceMillis()
                         - r.downSinceMillis(), r.groups());
             }
         }
         for (DownRecord r : down.records().values()) {
-            boolean out = !r.back() && now >= r.downSinceMillis() + replaceAfter.toMillis();
+            boolean out = !r.back()
+                    && now >= DownOutRules.replaceAtMillis(r, nodeStates.get(r.id()), replaceAfter.toMillis());
             if (out && announcedOut.add(r.id())) {
                 LOG.info("node {} down for {} ms (--replace-after-ms={}): replacing it in groups {}", r.id(),
                         now - r.downSinceMillis(), replaceAfter.toMillis(), r.groups());

@@ -112,11 +112,19 @@ public final class DownOutRules {
             NodeState s = nodes.get(r.id());
             if (s.live()) {
                 r.groups().forEach(g -> returning.put(g, r.id()));
-            } else if (s.active() && nowMillis < r.downSinceMillis() + replaceAfterMillis) {
+            } else if (nowMillis < replaceAtMillis(r, s, replaceAfterMillis)) {
                 waiting.addAll(r.groups());
             }
         }
         return new Outcome(put, delete, waiting, returning, after);
+    }
+
+    /**
+     * When the groups of the down node stop waiting for it: after the down/out interval for an active
+     * node, at once for one being drained (it is leaving anyway). {@code state} null counts as active.
+     */
+    public static long replaceAtMillis(DownRecord r, NodeState state, long replaceAfterMillis) {
+        return r.downSinceMillis() + (state == null || state.active() ? replaceAfterMillis : 0);
     }
 
     /**
