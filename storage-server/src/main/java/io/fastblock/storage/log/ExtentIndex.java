@@ -10,8 +10,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ColumnFamilyOptions;
@@ -20,7 +22,7 @@ import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.WriteBatchWithIndex;
+import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
 
 /**
@@ -41,6 +43,11 @@ import org.rocksdb.WriteOptions;
  * compare-and-set on (segment, run position) inside the batch, so bytes rewritten meanwhile keep
  * their newer place. Batches are read-modify-write, so the writers ({@link #apply} on the commit
  * thread, {@link #remove} on the fold thread) take turns.
+ *
+ * <p>Every lookup reads the {@link ExtentCache}, which mirrors the committed index for the chunks
+ * it holds and loads a chunk with one forward scan on a miss; batches and the cache change under
+ * the same lock, so the cache never shows a batch that RocksDB did not take. Scans
+ * ({@link #scan}, {@link #liveBytesBySegment}) read RocksDB.
  */
 public final class ExtentIndex implements Closeable {
     static final int KEY = 24;
@@ -88,8 +95,13 @@ public final class ExtentIndex implements Closeable {
     private final ColumnFamilyHandle extents;
     private final ColumnFamilyHandle meta;
     private final WriteOptions writeOptions = new WriteOptions();
+    private final ExtentCache cache;
+    /** Keys the batch being built deletes (only under this object's lock). */
+    private final Set<Pending> deletes = new HashSet<>();
 
-    private ExtentIndex(DBOptions dbOptions, ColumnFamilyOptions cfOptions, RocksDB db, ColumnFamilyHandle extents, ColumnFamilyHandle meta) {
+    private ExtentIndex(DBOptions dbOptions, ColumnFamilyOptions cfOptions, RocksDB db, ColumnFamilyHandle extents,
+                        ColumnFamilyHandle meta, long cachedExtents) {
+        this.cache = new ExtentCache(cachedExtents);
         this.dbOptions = dbOptions;
         this.cfOptions = cfOptions;
         this.db = db;
@@ -98,6 +110,11 @@ public final class ExtentIndex implements Closeable {
     }
 
     public static ExtentIndex open(Path dir) throws IOException {
+        return open(dir, ExtentCache.DEFAULT_CAPACITY);
+    }
+
+    /** Opens the index with an extent cache of at most {@code cachedExtents} extents (see {@link ExtentCache}). */
+    static ExtentIndex open(Path dir, long cachedExtents) throws IOException {
         Files.createDirectories(dir);
         DBOptions dbo = new DBOptions().setCreateIfMissing(true).setCreateMissingColumnFamilies(true);
         ColumnFamilyOptions cfo = new ColumnFamilyOptions();
@@ -107,7 +124,7 @@ public final class ExtentIndex implements Closeable {
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try {
             RocksDB db = RocksDB.open(dbo, dir.toString(), cfs, handles);
-            return new ExtentIndex(dbo, cfo, db, handles.get(0), handles.get(1));
+            return new ExtentIndex(dbo, cfo, db, handles.get(0), handles.get(1), cachedExtents);
         } catch (RocksDBException e) {
             dbo.close();
             cfo.close();
@@ -197,39 +214,35 @@ public final class ExtentIndex implements Closeable {
      */
     public synchronized Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
-        try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-             ReadOptions ro = new ReadOptions();
-             RocksIterator base = db.newIterator(extents, ro);
-             RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
-            // One iterator for the whole batch: every lookup seeks afresh, and a base+delta
-            // iterator's seek sees the batch's writes made since it was created (see
-            // ExtentIndexBatchTest), so creating two iterator pairs per write bought nothing.
+        try (WriteBatch batch = new WriteBatch()) {
             for (IndexedWrite w : writes) {
                 if (w.length() == 0) {
                     continue;
                 }
+                ExtentCache.Chunk chunk = cached(w.chunk());
                 if (w.trim()) {
                     // Older extents in the range die; a hole takes their place (see Extent#isHole).
-                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
-                    batch.put(extents, key(w.chunk(), w.offset()), value(new Extent(w.offset(),
-                            Extent.holeSegment(w.segment()), w.recordPosition(), 0, w.length(), w.sequence(), 0, 0)));
+                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    put(batch, chunk, w.chunk(), new Extent(w.offset(), Extent.holeSegment(w.segment()), w.recordPosition(), 0,
+                            w.length(), w.sequence(), 0, 0));
                     continue;
                 }
                 Extent target = new Extent(w.offset(), w.segment(), w.recordPosition(), 0, w.length(), w.sequence(),
                         w.recordBytes(), w.length());
                 if (w.moved()) {
-                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
+                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
                             w.originPosition(), target, delta);
                 } else {
-                    replace(batch, it, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
-                    insert(batch, it, w.chunk(), target, delta);
+                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    insert(batch, chunk, w.chunk(), target, delta);
                 }
             }
             batch.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
                     .putLong(checkpoint.position()).array());
-            db.write(writeOptions, batch);
+            write(batch);
             return delta;
         } catch (RocksDBException e) {
+            forget();
             throw new IOException("index update failed: " + e.getMessage(), e);
         }
     }
@@ -242,21 +255,35 @@ public final class ExtentIndex implements Closeable {
     public Map<Long, Long> remove(List<Piece> pieces) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
         synchronized (this) {
-            try (WriteBatchWithIndex batch = new WriteBatchWithIndex(true);
-                 ReadOptions ro = new ReadOptions();
-                 RocksIterator base = db.newIterator(extents, ro);
-                 RocksIterator it = batch.newIteratorWithBase(extents, base, ro)) {
+            try (WriteBatch batch = new WriteBatch()) {
                 for (Piece p : pieces) {
-                    replace(batch, it, p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
+                    replace(batch, cached(p.chunk()), p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
                 }
-                db.write(writeOptions, batch);
+                write(batch);
             } catch (RocksDBException e) {
+                forget();
                 throw new IOException("index update failed: " + e.getMessage(), e);
             }
         }
         // Synced outside the turn, so the commit thread's next batch does not wait for this fsync.
         sync();
         return delta;
+    }
+
+    /** Writes a batch whose changes the cache already holds; the cache is trimmed only now, between batches. */
+    private void write(WriteBatch batch) throws RocksDBException {
+        for (Pending p : deletes) {
+            batch.delete(extents, key(p.chunk(), p.offset()));
+        }
+        deletes.clear();
+        db.write(writeOptions, batch);
+        cache.trim();
+    }
+
+    /** After a failed batch: the cache already holds its changes, so it starts again from RocksDB. */
+    private void forget() {
+        deletes.clear();
+        cache.clear();
     }
 
     /** Makes every index update so far durable (the cleaner calls this before deleting a segment). */
@@ -268,99 +295,110 @@ public final class ExtentIndex implements Closeable {
         }
     }
 
+    /** The chunk's extents from the cache, read from RocksDB (one forward scan) if it does not hold them. */
+    private ExtentCache.Chunk cached(ChunkId chunk) throws RocksDBException {
+        ExtentCache.Chunk c = cache.get(chunk);
+        if (c != null) {
+            return c;
+        }
+        c = cache.add(chunk);
+        byte[] first = key(chunk, 0);
+        try (ReadOptions ro = new ReadOptions(); RocksIterator it = db.newIterator(extents, ro)) {
+            for (it.seek(first); it.isValid(); it.next()) {
+                byte[] k = it.key();
+                if (!sameChunk(k, first)) {
+                    break;
+                }
+                cache.load(c, extent(k, it.value()));
+            }
+            it.status();
+        } catch (RocksDBException | RuntimeException e) {
+            cache.clear(); // not a half-loaded chunk
+            throw e;
+        }
+        return c;
+    }
+
+    private void put(WriteBatch batch, ExtentCache.Chunk c, ChunkId chunk, Extent e) throws RocksDBException {
+        deletes.remove(new Pending(chunk, e.chunkOffset()));
+        batch.put(extents, key(chunk, e.chunkOffset()), value(e));
+        cache.put(c, e);
+    }
+
+    /**
+     * Deletes are written when the batch is (see {@link #write}), and only for keys no later put
+     * of the batch reuses: an overwrite of the same blocks would otherwise put a tombstone and a
+     * value for one key into the memtable.
+     */
+    private void delete(WriteBatch batch, ExtentCache.Chunk c, ChunkId chunk, long offset) {
+        deletes.add(new Pending(chunk, offset));
+        cache.remove(c, offset);
+    }
+
+    /** A key deleted by the batch being built. */
+    private record Pending(ChunkId chunk, long offset) {
+    }
+
     /**
      * Within {@code [start, end)} of {@code chunk}: every extent (or, if {@code srcSegment >= 0},
      * every extent reading from run (srcSegment, srcPosition)) loses the covered bytes, which go to
      * {@code target}'s run (mapped as target.chunkOffset -> target.dataOffset) or, with a null
      * target, out of the index.
      */
-    private void replace(WriteBatchWithIndex batch, RocksIterator it, ChunkId chunk, long start, long end,
+    private void replace(WriteBatch batch, ExtentCache.Chunk c, ChunkId chunk, long start, long end,
                          long srcSegment, long srcPosition, Extent target, Map<Long, Long> delta) throws RocksDBException {
-        List<Extent> overlapping = new ArrayList<>();
-        // The iterator must see this batch's own earlier writes: a base+delta iterator over the batch does.
-        // Everything is read before the batch changes (a change invalidates the iterator's current entry).
-        collectOverlapping(it, chunk, start, end, overlapping);
-        for (Extent e : overlapping) {
+        for (Extent e : c.overlapping(start, end)) {
             if (srcSegment != -1 && !e.in(srcSegment, srcPosition)) {
                 continue; // compare-and-set: only the extents of the named run (or hole)
             }
             long a = Math.max(start, e.chunkOffset());
             long b = Math.min(end, e.end());
-            batch.delete(extents, key(chunk, e.chunkOffset()));
+            delete(batch, c, chunk, e.chunkOffset());
             if (a > e.chunkOffset()) {
-                batch.put(extents, key(chunk, e.chunkOffset()), value(new Extent(e.chunkOffset(), e.segment(),
-                        e.recordPosition(), e.dataOffset(), (int) (a - e.chunkOffset()), e.sequence(), e.runBytes(), e.runData())));
+                put(batch, c, chunk, new Extent(e.chunkOffset(), e.segment(), e.recordPosition(), e.dataOffset(),
+                        (int) (a - e.chunkOffset()), e.sequence(), e.runBytes(), e.runData()));
             }
             if (b < e.end()) {
-                batch.put(extents, key(chunk, b), value(new Extent(b, e.segment(), e.recordPosition(),
-                        e.dataOffset() + (int) (b - e.chunkOffset()), (int) (e.end() - b), e.sequence(), e.runBytes(), e.runData())));
+                put(batch, c, chunk, new Extent(b, e.segment(), e.recordPosition(), e.dataOffset() + (int) (b - e.chunkOffset()),
+                        (int) (e.end() - b), e.sequence(), e.runBytes(), e.runData()));
             }
             if (!e.isHole()) {
                 delta.merge(e.segment(), -(b - a), Long::sum);
             }
             if (target != null) {
-                batch.put(extents, key(chunk, a), value(new Extent(a, target.segment(), target.recordPosition(),
+                put(batch, c, chunk, new Extent(a, target.segment(), target.recordPosition(),
                         target.dataOffset() + (int) (a - target.chunkOffset()), (int) (b - a), e.sequence(),
-                        target.runBytes(), target.runData())));
+                        target.runBytes(), target.runData()));
                 delta.merge(target.segment(), b - a, Long::sum);
             }
         }
     }
 
     /** Puts a fresh record's extent, extending the extent just before it when its run ends right where the record starts. */
-    private void insert(WriteBatchWithIndex batch, RocksIterator it, ChunkId chunk, Extent w, Map<Long, Long> delta)
+    private void insert(WriteBatch batch, ExtentCache.Chunk c, ChunkId chunk, Extent w, Map<Long, Long> delta)
             throws RocksDBException {
         delta.merge(w.segment(), (long) w.length(), Long::sum);
-        if (w.chunkOffset() > 0) {
-            byte[] before = key(chunk, w.chunkOffset() - 1);
-            it.seekForPrev(before);
-            if (it.isValid() && sameChunk(it.key(), before)) {
-                Extent left = extent(it.key(), it.value());
-                if (left.end() == w.chunkOffset() && left.segment() == w.segment() && left.runBytes() > 0
-                        && left.recordPosition() + left.runBytes() == w.recordPosition()
-                        && left.dataOffset() + left.length() == left.runData()
-                        && (long) left.runBytes() + w.runBytes() <= MAX_RUN_BYTES) {
-                    batch.put(extents, key(chunk, left.chunkOffset()), value(new Extent(left.chunkOffset(),
-                            left.segment(), left.recordPosition(), left.dataOffset(), left.length() + w.length(),
-                            Math.max(left.sequence(), w.sequence()), left.runBytes() + w.runBytes(),
-                            left.runData() + w.length())));
-                    return;
-                }
-            }
+        Extent left = c.endingAt(w.chunkOffset());
+        if (left != null && left.segment() == w.segment() && left.runBytes() > 0
+                && left.recordPosition() + left.runBytes() == w.recordPosition()
+                && left.dataOffset() + left.length() == left.runData()
+                && (long) left.runBytes() + w.runBytes() <= MAX_RUN_BYTES) {
+            put(batch, c, chunk, new Extent(left.chunkOffset(), left.segment(), left.recordPosition(), left.dataOffset(),
+                    left.length() + w.length(), Math.max(left.sequence(), w.sequence()), left.runBytes() + w.runBytes(),
+                    left.runData() + w.length()));
+            return;
         }
-        batch.put(extents, key(chunk, w.chunkOffset()), value(w));
+        put(batch, c, chunk, w);
     }
 
     /** The extents of {@code chunk} overlapping {@code [start, end)}, in offset order (unclipped). */
-    public List<Extent> find(ChunkId chunk, long start, long end) throws IOException {
-        List<Extent> out = new ArrayList<>();
-        try (ReadOptions ro = new ReadOptions(); RocksIterator it = db.newIterator(extents, ro)) {
-            collectOverlapping(it, chunk, start, end, out);
-            it.status();
+    public synchronized List<Extent> find(ChunkId chunk, long start, long end) throws IOException {
+        try {
+            List<Extent> found = cached(chunk).overlapping(start, end);
+            cache.trim();
+            return found;
         } catch (RocksDBException e) {
             throw new IOException("index read failed: " + e.getMessage(), e);
-        }
-        return out;
-    }
-
-    private static void collectOverlapping(RocksIterator it, ChunkId chunk, long start, long end, List<Extent> out) {
-        byte[] startKey = key(chunk, start);
-        it.seekForPrev(startKey);
-        if (!it.isValid() || !sameChunk(it.key(), startKey)) {
-            it.seek(startKey);
-        }
-        for (; it.isValid(); it.next()) {
-            byte[] k = it.key();
-            if (!sameChunk(k, startKey)) {
-                break;
-            }
-            Extent e = extent(k, it.value());
-            if (e.chunkOffset() >= end) {
-                break;
-            }
-            if (e.end() > start) {
-                out.add(e);
-            }
         }
     }
 
@@ -402,6 +440,16 @@ public final class ExtentIndex implements Closeable {
             }
         }
         return live;
+    }
+
+    /** Extents the cache holds now (tests). */
+    synchronized long cachedExtents() {
+        return cache.extents();
+    }
+
+    /** Tombstones in the extents' active memtable (tests). */
+    long memtableDeletes() throws RocksDBException {
+        return db.getLongProperty(extents, "rocksdb.num-deletes-active-mem-table");
     }
 
     @Override

@@ -14,8 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link ExtentIndex#apply} reads the index through one iterator for a whole batch, while the
- * batch changes under it: a batch of overlapping, adjacent (mergeable), trimmed and moved records
+ * {@link ExtentIndex#apply} reads the extents a batch has already changed: a batch of overlapping, adjacent (mergeable), trimmed and moved records
  * must leave exactly the index, and the live-byte deltas, that applying the same records one
  * batch each leaves. Real RocksDB.
  */
@@ -24,7 +23,7 @@ class ExtentIndexBatchTest {
     Path dir;
 
     /** Records as a group commit of a random-write load would produce them, in log order. */
-    private static List<ExtentIndex.IndexedWrite> records(long seed, int n) {
+    static List<ExtentIndex.IndexedWrite> records(long seed, int n) {
         Random r = new Random(seed);
         ChunkId[] chunks = {new ChunkId(1, 0), new ChunkId(1, 1), new ChunkId(2, 7)};
         List<ExtentIndex.IndexedWrite> out = new ArrayList<>();
@@ -69,7 +68,7 @@ class ExtentIndexBatchTest {
         return out;
     }
 
-    private static List<ExtentIndex.Entry> all(ExtentIndex index) throws Exception {
+    static List<ExtentIndex.Entry> all(ExtentIndex index) throws Exception {
         List<ExtentIndex.Entry> out = new ArrayList<>();
         ExtentIndex.Entry after = null;
         while (true) {
