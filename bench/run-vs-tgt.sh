@@ -4,7 +4,11 @@
 # `qemu-img bench` (QEMU's libiscsi driver). Prints medians per target and the ratio A/B as a markdown table.
 #
 #   bench/run-vs-tgt.sh FASTBLOCK_URL TGT_URL [--rounds 3] [--runtime 10s] [--ramp 2s] [--span 1G]
-#                       [--out DIR] [--no-qemu] [--no-prefill] [--cpu-a PID,PID..] [--cpu-b PID,PID..]
+#                       [--out DIR] [--no-qemu] [--no-prefill] [--warmup 1] [--cpu-a PID,PID..] [--cpu-b PID,PID..]
+#
+# --warmup N runs every workload N times on each side before the measured rounds, not recorded (default 1):
+# the first run of a path on freshly started JVMs is mostly JIT compilation (measured: 8.9 of 15.7 s of the
+# servers' CPU in a first 4 KiB read run), which says nothing about the steady state either side serves.
 #
 # --cpu-a/--cpu-b name the processes serving each side (fastblock: gateway and storage servers; tgtd); the
 # table then also gives the CPU time they used per I/O in the load generator's runs (us per I/O, from
@@ -16,11 +20,12 @@
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,15p' "$0"; exit 2; }
 A=$1 B=$2; shift 2
-rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 cpu_a= cpu_b=
+rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 warmup=1 cpu_a= cpu_b=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2;; --runtime) runtime=$2; shift 2;; --ramp) ramp=$2; shift 2;;
     --span) span=$2; shift 2;; --out) out=$2; shift 2;; --no-qemu) qemu=0; shift;; --no-prefill) prefill=0; shift;;
+    --warmup) warmup=$2; shift 2;;
     --cpu-a) cpu_a=$2; shift 2;; --cpu-b) cpu_b=$2; shift 2;;
     *) echo "run-vs-tgt: unknown option $1" >&2; exit 2;;
   esac
@@ -53,6 +58,18 @@ workloads=(
   "1m-qd32-write|--rw write --bs 1M --iodepth 32|-c 500 -d 32 -s 1048576 -w --pattern=165"
   "4k-qd1-randread|--rw randread --bs 4k --iodepth 1|-c 5000 -d 1 -s 4096"
 )
+for r in $(seq "$warmup"); do
+  for w in "${workloads[@]}"; do
+    IFS='|' read -r name lgopts qopts <<<"$w"
+    for url in "$A" "$B"; do
+      echo "warm-up $r $name $url" >&2
+      # shellcheck disable=SC2086
+      lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" >/dev/null \
+        || echo "warm-up run failed: $name $url" >&2
+    done
+  done
+done
+
 for r in $(seq "$rounds"); do
   for w in "${workloads[@]}"; do
     IFS='|' read -r name lgopts qopts <<<"$w"
