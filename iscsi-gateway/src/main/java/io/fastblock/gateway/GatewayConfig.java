@@ -36,11 +36,15 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
      *                       a third of the lease's lifetime as the namenode grants it (default 0)
      * @param qosPoll        {@code --qos-poll}: how often an open volume's record (QoS, size, layers) is read again
      *                       from the namenode (default 2 s)
+     * @param answerSpin     {@code --answer-spin}: how long an iSCSI event loop whose only work is one or two
+     *                       awaited storage answers polls for them before it sleeps (client.AnswerSpin);
+     *                       0 turns polling off (default 50us)
      */
     public record Timers(Duration requestTimeout, Duration retryBudget, Duration nopInterval, Duration nopTimeout,
-                         Duration leaseRenewal, Duration qosPoll) {
+                         Duration leaseRenewal, Duration qosPoll, Duration answerSpin) {
         public static final Timers DEFAULTS = new Timers(Duration.ofSeconds(4), Duration.ofSeconds(12),
-                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ZERO, Duration.ofSeconds(2));
+                Duration.ofSeconds(10), Duration.ofSeconds(10), Duration.ZERO, Duration.ofSeconds(2),
+                Duration.ofNanos(io.fastblock.gateway.client.AnswerSpin.DEFAULT_SPIN_NANOS));
 
         public Timers {
             positive("--request-timeout", requestTimeout);
@@ -51,6 +55,9 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
             if (leaseRenewal.isNegative()) {
                 throw new IllegalArgumentException("--lease-renewal must be >= 0 (0: a third of the lease), got "
                         + leaseRenewal);
+            }
+            if (answerSpin.isNegative() || answerSpin.compareTo(Duration.ofMillis(1)) > 0) {
+                throw new IllegalArgumentException("--answer-spin must be 0..1ms (0: off), got " + format(answerSpin));
             }
             if (requestTimeout.multipliedBy(2).compareTo(retryBudget) > 0) {
                 throw new IllegalArgumentException("--request-timeout (" + format(requestTimeout)
@@ -80,7 +87,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
                 duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),
                 duration(cl, "nop-timeout", d.nopTimeout()), duration(cl, "lease-renewal", d.leaseRenewal()),
-                duration(cl, "qos-poll", d.qosPoll()));
+                duration(cl, "qos-poll", d.qosPoll()), duration(cl, "answer-spin", d.answerSpin()));
         cl.rejectUnknown();
         if (qd < 1 || qd > 4096) {
             throw new IllegalArgumentException("--queue-depth must be 1..4096, got " + qd);
@@ -101,12 +108,15 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         }
     }
 
-    /** {@code 250ms}, {@code 4s}, {@code 2m}; a bare {@code 0} is zero. */
+    /** {@code 50us}, {@code 250ms}, {@code 4s}, {@code 2m}; a bare {@code 0} is zero. */
     static Duration parseDuration(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         try {
             if (t.equals("0")) {
                 return Duration.ZERO;
+            }
+            if (t.endsWith("us")) {
+                return Duration.ofNanos(Math.multiplyExact(Long.parseLong(t.substring(0, t.length() - 2)), 1000L));
             }
             if (t.endsWith("ms")) {
                 return Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
@@ -120,10 +130,13 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         } catch (NumberFormatException e) {
             // falls through to the error below
         }
-        throw new IllegalArgumentException("expected a duration like 500ms, 4s or 1m, got '" + text + "'");
+        throw new IllegalArgumentException("expected a duration like 50us, 500ms, 4s or 1m, got '" + text + "'");
     }
 
     static String format(Duration d) {
+        if (d.toNanos() % 1_000_000 != 0) {
+            return d.toNanos() / 1000 + "us";
+        }
         return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
     }
 }

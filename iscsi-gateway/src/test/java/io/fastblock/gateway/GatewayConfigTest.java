@@ -17,12 +17,13 @@ class GatewayConfigTest {
         assertEquals(Duration.ofSeconds(10), t.nopInterval());
         assertEquals(Duration.ZERO, t.leaseRenewal(), "a third of the granted lease");
         assertEquals(Duration.ofSeconds(2), t.qosPoll());
+        assertEquals(Duration.ofNanos(50_000), t.answerSpin());
     }
 
     @Test
     void timersAreTypedFlags() {
         GatewayConfig c = GatewayConfig.fromArgs("--request-timeout=1500ms", "--retry-budget=6s", "--nop-interval=3s",
-                "--nop-timeout=5s", "--lease-renewal=1s", "--qos-poll=500ms");
+                "--nop-timeout=5s", "--lease-renewal=1s", "--qos-poll=500ms", "--answer-spin=80us");
         GatewayConfig.Timers t = c.timers();
         assertEquals(Duration.ofMillis(1500), t.requestTimeout());
         assertEquals(Duration.ofSeconds(6), t.retryBudget());
@@ -31,6 +32,9 @@ class GatewayConfigTest {
         assertEquals(Duration.ofSeconds(1), t.leaseRenewal());
         assertEquals(Duration.ofMillis(500), t.qosPoll());
         assertEquals(Duration.ofMinutes(2), GatewayConfig.parseDuration("2m"));
+        assertEquals(Duration.ofNanos(80_000), t.answerSpin());
+        assertEquals(Duration.ZERO, GatewayConfig.fromArgs("--answer-spin=0").timers().answerSpin(), "0: polling off");
+        assertEquals("80us", GatewayConfig.format(t.answerSpin()));
     }
 
     @Test
@@ -44,5 +48,9 @@ class GatewayConfigTest {
         e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--nop-interval=0"));
         assertTrue(e.getMessage().contains("--nop-interval"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--lease-renewal=-1s"));
+        e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--answer-spin=2ms"));
+        assertTrue(e.getMessage().contains("--answer-spin must be 0..1ms"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--answer-spin=-5us"));
+        assertTrue(e.getMessage().contains("--answer-spin"), e.getMessage());
     }
 }

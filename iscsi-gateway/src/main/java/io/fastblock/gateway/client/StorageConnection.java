@@ -107,7 +107,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         }
         long id = message.requestId();
         ScheduledFuture<?> timeout = ch.eventLoop().schedule(() -> {
-            Pending p = pending.remove(id);
+            Pending p = remove(id);
             if (p != null) {
                 p.future().completeExceptionally(new StorageRequestException(StorageRequestException.Kind.TIMEOUT,
                         node, message.op() + " request " + id + " got no answer in "
@@ -115,12 +115,13 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             }
         }, timeoutNanos, TimeUnit.NANOSECONDS);
         pending.put(id, new Pending(result, timeout));
+        AnswerSpin.awaiting();
         if (flush == null) {
             flush = new LoopFlush(ch);
         }
         ch.write(message).addListener(f -> {
             if (!f.isSuccess()) {
-                Pending p = pending.remove(id);
+                Pending p = remove(id);
                 if (p != null) {
                     p.timeout().cancel(false);
                     p.future().completeExceptionally(new StorageRequestException(
@@ -140,7 +141,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
-        Pending p = pending.remove(response.requestId());
+        Pending p = remove(response.requestId());
         if (p == null) {
             // Timed out earlier, or an id we never sent: nobody will consume the data.
             response.data().release();
@@ -164,6 +165,15 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
+    /** Takes a request's entry out (event loop only), so the loop no longer awaits its answer. */
+    private Pending remove(long id) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+            AnswerSpin.answered();
+        }
+        return p;
+    }
+
     int pendingCount() {
         return pending.size();
     }
@@ -175,6 +185,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         List<Pending> all = new ArrayList<>(pending.values());
         pending.clear();
         for (Pending p : all) {
+            AnswerSpin.answered();
             p.timeout().cancel(false);
             p.future().completeExceptionally(new StorageRequestException(
                     StorageRequestException.Kind.CONNECTION_LOST, node, why, null));

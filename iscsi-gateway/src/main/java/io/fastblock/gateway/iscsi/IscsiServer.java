@@ -1,6 +1,7 @@
 package io.fastblock.gateway.iscsi;
 
 import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.client.AnswerSpin;
 import io.fastblock.gateway.iscsi.login.SessionParams;
 import io.fastblock.gateway.iscsi.login.SessionRegistry;
 import io.fastblock.gateway.iscsi.pdu.IscsiPduDecoder;
@@ -70,7 +71,9 @@ public final class IscsiServer implements AutoCloseable {
         }
         boolean epoll = Epoll.isAvailable();
         bossGroup = epoll ? new EpollEventLoopGroup(1) : new NioEventLoopGroup(1);
-        workerGroup = epoll ? new EpollEventLoopGroup() : new NioEventLoopGroup();
+        // The workers wait for low-queue-depth storage answers by polling briefly (see AnswerSpin).
+        workerGroup = epoll ? new EpollEventLoopGroup(0, AnswerSpin.factory(config.timers().answerSpin().toNanos(),
+                AnswerSpin.DEFAULT_MAX_AWAITED)) : new NioEventLoopGroup();
         Class<? extends ServerSocketChannel> channelClass = epoll ? EpollServerSocketChannel.class
                 : NioServerSocketChannel.class;
         String[] address = new String[1];

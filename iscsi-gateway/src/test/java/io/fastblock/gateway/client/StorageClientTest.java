@@ -135,6 +135,42 @@ class StorageClientTest {
     }
 
     @Test
+    void anAttachedLoopCountsTheAnswersItAwaitsUntilEachIsAnsweredTimesOutOrItsConnectionDrops() throws Exception {
+        server = new TestStorageServer((ch, msg) -> received.add(new Received(ch, msg)));
+        client = new StorageClient(Duration.ofMillis(500), 1);
+        // The portal's loops poll for answers as the gateway's do (AnswerSpin): requests still complete.
+        io.netty.channel.EventLoopGroup portal = io.netty.channel.epoll.Epoll.isAvailable()
+                ? new io.netty.channel.epoll.EpollEventLoopGroup(1, AnswerSpin.factory(AnswerSpin.DEFAULT_SPIN_NANOS,
+                        AnswerSpin.DEFAULT_MAX_AWAITED))
+                : new io.netty.channel.nio.NioEventLoopGroup(1);
+        try {
+            client.attachTo(portal);
+            io.netty.util.concurrent.EventExecutor loop = portal.next();
+            NodeAddress node = server.address();
+            CompletableFuture<StorageResponse> answered = loop.submit(() -> client.ping(node)).get(5, TimeUnit.SECONDS);
+            CompletableFuture<StorageResponse> timesOut = loop.submit(() -> client.ping(node)).get(5, TimeUnit.SECONDS);
+            waitForRequests(2);
+            assertEquals(2, loop.submit(AnswerSpin::awaited).get(5, TimeUnit.SECONDS));
+            Received r = received.get(0);
+            r.channel().writeAndFlush(StorageResponse.ok(r.message().requestId(), r.message().op()));
+            assertTrue(answered.get(5, TimeUnit.SECONDS).isOk());
+            assertEquals(1, loop.submit(AnswerSpin::awaited).get(5, TimeUnit.SECONDS));
+            assertEquals(StorageRequestException.Kind.TIMEOUT, storageFailure(timesOut).kind());
+            assertEquals(0, loop.submit(AnswerSpin::awaited).get(5, TimeUnit.SECONDS));
+
+            CompletableFuture<StorageResponse> dropped = loop.submit(() -> client.ping(node)).get(5, TimeUnit.SECONDS);
+            waitForRequests(3);
+            assertEquals(1, loop.submit(AnswerSpin::awaited).get(5, TimeUnit.SECONDS));
+            server.dropClients();
+            assertEquals(StorageRequestException.Kind.CONNECTION_LOST, storageFailure(dropped).kind());
+            assertEquals(0, loop.submit(AnswerSpin::awaited).get(5, TimeUnit.SECONDS));
+        } finally {
+            client.close();
+            portal.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    @Test
     void writesCarryTheirPayloadAndErrorStatusesComeBackAsAnswers() throws Exception {
         Map<String, byte[]> store = new ConcurrentHashMap<>();
         server = TestStorageServer.storing(store, 1 << 20);
