@@ -163,7 +163,11 @@ public final class StorageServer implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         connections.add(ch);
                         // Answers completed together (a group commit's batch) leave in one send, not one each.
-                        ch.pipeline().addLast(new FlushConsolidationHandler(io.fastblock.storage.net.StorageClient.FLUSH_AFTER, true), new StorageFrameDecoder(),
+                        // A large write's data stays in the socket read buffers it arrived in (gathered, not
+                        // copied into one buffer): the chunk file, the log and the forward to the next
+                        // replica all take it as a list of buffers.
+                        ch.pipeline().addLast(new FlushConsolidationHandler(io.fastblock.storage.net.StorageClient.FLUSH_AFTER, true),
+                                StorageFrameDecoder.gathering(),
                                 StorageFrameEncoder.INSTANCE, new StorageRequestHandler(served, inflight));
                     }
                 });

@@ -84,7 +84,8 @@ public final class StorageFrameDecoder extends LengthFieldBasedFrameDecoder {
 
     /**
      * A decoder whose large frames' payloads are slices of the socket's read buffers (no copy).
-     * For a reader that writes the payload out again; one that needs it contiguous (a pwrite
+     * For a reader that writes the payload out again, to a socket or with a gathered write (the
+     * gateway's read answers, the storage server's writes); one that needs it contiguous (a pwrite
      * from one NIO buffer, a checksum over one array) is better served by the default.
      */
     public static StorageFrameDecoder gathering() {
