@@ -244,6 +244,9 @@ public final class ExtentIndex implements Closeable {
         } catch (RocksDBException e) {
             forget();
             throw new IOException("index update failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            forget(); // the cache may hold part of a batch RocksDB never took
+            throw e;
         }
     }
 
@@ -263,6 +266,9 @@ public final class ExtentIndex implements Closeable {
             } catch (RocksDBException e) {
                 forget();
                 throw new IOException("index update failed: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                forget();
+                throw e;
             }
         }
         // Synced outside the turn, so the commit thread's next batch does not wait for this fsync.
