@@ -175,14 +175,14 @@ final class ChunkFile implements Closeable {
         }
     }
 
+    /** Largest write into the data file, and the alignment of its pieces (see {@link #writeData}). */
+    static final int WRITE_PIECE = 64 * 1024;
+
     /**
      * Writes {@code src} at {@code offset} and updates the checksums of the blocks it touches.
      * A partly covered block is read, checked and merged; if it was already corrupt its checksum
      * is left alone so the block stays visibly bad until it is repaired from another replica.
      */
-    /** Largest write into the data file, and the alignment of its pieces (see {@link #writeData}). */
-    static final int WRITE_PIECE = 64 * 1024;
-
     void write(long offset, ByteBuffer[] src) throws IOException {
         write(offset, src, true);
     }
@@ -212,12 +212,8 @@ final class ChunkFile implements Closeable {
         boolean partialLast = tailEnd != count * BLOCK;
         if (!partialFirst && !partialLast) {
             // Whole blocks: their checksums come straight from the caller's buffers, no staging copy,
-            // and the data goes in one gathered write however many buffers the frame arrived in.
-            ByteBuffer[] views = new ByteBuffer[src.length];
-            for (int i = 0; i < src.length; i++) {
-                views[i] = src[i].duplicate();
-            }
-            writeData(views, offset);
+            // and the data goes in gathered writes however many buffers the frame arrived in.
+            writeData(src, offset);
             storeSums(first, blockSums(src, count), null);
             return;
         }
@@ -230,14 +226,11 @@ final class ChunkFile implements Closeable {
         if (partialLast && (count > 1 || !partialFirst)) {
             keepBad[count - 1] = !loadAndCheck(span, count - 1, last, old[count - 1]);
         }
-        long pos = offset;
         span.position(head);
         for (ByteBuffer b : src) {
-            ByteBuffer d = b.duplicate();
-            span.put(d.duplicate());
-            writeData(new ByteBuffer[]{d}, pos);
-            pos += b.remaining();
+            span.put(b.duplicate());
         }
+        writeData(src, offset);
         int[] fresh = new int[count];
         for (int i = 0; i < count; i++) {
             fresh[i] = crcOf(span.duplicate().position(i * BLOCK).limit((i + 1) * BLOCK));
@@ -246,7 +239,7 @@ final class ChunkFile implements Closeable {
     }
 
     /**
-     * Writes {@code srcs} at {@code position} in writes that neither exceed nor cross a
+     * Writes {@code srcs} (left as they are) at {@code position} in writes that neither exceed nor cross a
      * {@link #WRITE_PIECE} boundary of the file. The page cache sizes a new folio after the write
      * that fills it, and ext4 walks every block of a folio on each later write into it: a 4 KiB
      * overwrite of data laid down by a 1 MiB write cost ~20 µs of kernel CPU here, ~4 µs when the

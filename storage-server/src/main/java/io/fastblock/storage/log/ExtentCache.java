@@ -6,7 +6,6 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NavigableMap;
 import java.util.TreeMap;
 
 /**
@@ -30,9 +29,8 @@ final class ExtentCache {
         /** Extents overlapping {@code [start, end)} in offset order, copied so the caller may change the chunk. */
         List<Extent> overlapping(long start, long end) {
             List<Extent> out = new ArrayList<>(2);
-            Map.Entry<Long, Extent> floor = byOffset.floorEntry(start);
-            NavigableMap<Long, Extent> from = floor == null ? byOffset.tailMap(start, true) : byOffset.tailMap(floor.getKey(), true);
-            for (Extent e : from.values()) {
+            Long floor = byOffset.floorKey(start);
+            for (Extent e : byOffset.tailMap(floor == null ? start : floor, true).values()) {
                 if (e.chunkOffset() >= end) {
                     break;
                 }
@@ -70,15 +68,11 @@ final class ExtentCache {
         return chunks.get(chunk);
     }
 
-    /** Starts caching a chunk loaded from the index; the caller then {@link #load}s its extents into it. */
+    /** Starts caching a chunk read from the index; the caller then {@link #put}s its extents into it. */
     Chunk add(ChunkId chunk) {
         Chunk c = new Chunk();
         chunks.put(chunk, c);
         return c;
-    }
-
-    void load(Chunk c, Extent e) {
-        put(c, e);
     }
 
     void put(Chunk c, Extent e) {

@@ -315,7 +315,7 @@ public final class ExtentIndex implements Closeable {
                 if (!sameChunk(k, first)) {
                     break;
                 }
-                cache.load(c, extent(k, it.value()));
+                cache.put(c, extent(k, it.value()));
             }
             it.status();
         } catch (RocksDBException | RuntimeException e) {

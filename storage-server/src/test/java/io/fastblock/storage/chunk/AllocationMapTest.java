@@ -8,6 +8,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Extents;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.ForwardingFileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -40,16 +41,11 @@ class AllocationMapTest {
             FileIo real = FileIoFactory.real().open(file, create);
             String name = file.getFileName().toString();
             String kind = name.endsWith(".map") ? "map" : name.endsWith(".crc") ? "crc" : "data";
-            return new FileIo() {
-                @Override
-                public Path path() {
-                    return real.path();
-                }
-
+            return new ForwardingFileIo(real) {
                 @Override
                 public int read(ByteBuffer dst, long position) throws IOException {
                     calls.add(kind + " read");
-                    return real.read(dst, position);
+                    return super.read(dst, position);
                 }
 
                 @Override
@@ -59,30 +55,25 @@ class AllocationMapTest {
                         throw new IOException("injected write failure on " + kind);
                     }
                     calls.add(kind + " write");
-                    return real.write(src, position);
+                    return super.write(src, position);
                 }
 
                 @Override
                 public void force(boolean metadata) throws IOException {
                     calls.add(kind + " force");
-                    real.force(metadata);
+                    super.force(metadata);
                 }
 
                 @Override
                 public long size() throws IOException {
                     calls.add(kind + " size");
-                    return real.size();
+                    return super.size();
                 }
 
                 @Override
                 public void truncate(long size) throws IOException {
                     calls.add(kind + " truncate");
-                    real.truncate(size);
-                }
-
-                @Override
-                public void close() throws IOException {
-                    real.close();
+                    super.truncate(size);
                 }
             };
         }

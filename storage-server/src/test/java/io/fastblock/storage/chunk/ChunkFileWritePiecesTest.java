@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.ForwardingFileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -36,23 +37,13 @@ class ChunkFileWritePiecesTest {
         public FileIo open(Path file, boolean create) throws IOException {
             FileIo real = FileIoFactory.real().open(file, create);
             boolean data = !file.getFileName().toString().contains(".");
-            return new FileIo() {
-                @Override
-                public Path path() {
-                    return real.path();
-                }
-
-                @Override
-                public int read(ByteBuffer dst, long position) throws IOException {
-                    return real.read(dst, position);
-                }
-
+            return new ForwardingFileIo(real) {
                 @Override
                 public int write(ByteBuffer src, long position) throws IOException {
                     if (data) {
                         writes.add(new long[] {position, src.remaining()});
                     }
-                    return real.write(src, position);
+                    return super.write(src, position);
                 }
 
                 @Override
@@ -64,27 +55,7 @@ class ChunkFileWritePiecesTest {
                     if (data) {
                         writes.add(new long[] {position, n});
                     }
-                    real.writeFully(srcs, position);
-                }
-
-                @Override
-                public void force(boolean metadata) throws IOException {
-                    real.force(metadata);
-                }
-
-                @Override
-                public long size() throws IOException {
-                    return real.size();
-                }
-
-                @Override
-                public void truncate(long size) throws IOException {
-                    real.truncate(size);
-                }
-
-                @Override
-                public void close() throws IOException {
-                    real.close();
+                    to.writeFully(srcs, position);
                 }
             };
         }
