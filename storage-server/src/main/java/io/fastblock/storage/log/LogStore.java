@@ -524,9 +524,9 @@ public final class LogStore implements Closeable {
             return List.of();
         }
         // First the segment's record headers, then one index lookup per chunk (the span its records
-        // cover) instead of one per record: a lookup is a RocksDB seekForPrev, slow over a memtable
-        // full of overwritten keys, and a segment of 4 KiB writes holds thousands of records of a
-        // few chunks. The lookups come after the walk, so they see the index at least as new as
+        // cover) instead of one per record: a segment of 4 KiB writes holds thousands of records of
+        // a few chunks, and each lookup takes the index's lock (the commit thread's too) and copies
+        // what it finds. The lookups come after the walk, so they see the index at least as new as
         // the walk: a sealed segment's live bytes only shrink, and the moves are compare-and-set.
         List<LogRecord.Header> headers = new ArrayList<>();
         List<Long> positions = new ArrayList<>();
