@@ -195,7 +195,10 @@ class TailCrashIT {
                             if (model.inFlight(b)) {
                                 boolean asWritten = allocated && java.util.Arrays.equals(block(writer, b), got);
                                 boolean asTrimmed = !allocated && java.util.Arrays.equals(new byte[BLOCK], got);
-                                assertTrue(asWritten || asTrimmed, "in flight at the kill, inconsistent: " + where);
+                                assertTrue(asWritten || asTrimmed, "in flight at the kill, inconsistent: " + where
+                                        + ": allocated " + allocated + ", data " + (java.util.Arrays.equals(block(writer, b), got)
+                                        ? "as written" : java.util.Arrays.equals(new byte[BLOCK], got) ? "zeros" : "neither")
+                                        + ", in-flight request blocks [" + model.inFlightFrom + ", " + model.inFlightTo + ")");
                             } else if (model.state[b] == 1) {
                                 assertArrayEquals(block(writer, b), got, where);
                                 assertTrue(allocated, "written block not allocated: " + where);
