@@ -47,7 +47,12 @@ import org.junit.jupiter.api.io.TempDir;
  * written once (so an acknowledged block has exactly one right answer); after some writes the
  * writer trims a range of four blocks starting at the one it wrote, which also gives back blocks
  * written earlier, or not yet. A block the one request in flight at the kill touched may be in
- * either state, but consistently: its data and allocated, or zeros and not allocated.
+ * either state, but consistently: its data and allocated, or zeros and not allocated. In the
+ * {@code log+in-place} layout it may also read as zeros and still be allocated: the tail writes its
+ * chunk file as head and middle do, whose allocation map sets a block's bit before its data lands
+ * and clears it after a trim's zeros (see {@code AllocationMap}'s crash rules), so a kill between the
+ * two over-reports the allocation of the unacknowledged request's blocks; never its data. In the
+ * {@code log} layout the allocation comes from the log's index, which only takes fsynced records.
  */
 class TailCrashIT {
     private static final int BLOCK = 4096;
@@ -179,6 +184,7 @@ class TailCrashIT {
                 server = launch(zkServer.getConnectString(), layout);
                 int port = awaitReady(server);
                 int trims = 0;
+                int overReported = 0;
                 try (BlockingStorageClient c = new BlockingStorageClient("127.0.0.1", port, java.time.Duration.ofSeconds(30))) {
                     for (var e : models.entrySet()) {
                         int writer = e.getKey();
@@ -194,11 +200,15 @@ class TailCrashIT {
                             String where = layout.flag() + " writer " + writer + " block " + b + " (state " + model.state[b] + ")";
                             if (model.inFlight(b)) {
                                 boolean asWritten = allocated && java.util.Arrays.equals(block(writer, b), got);
-                                boolean asTrimmed = !allocated && java.util.Arrays.equals(new byte[BLOCK], got);
+                                boolean zeros = java.util.Arrays.equals(new byte[BLOCK], got);
+                                boolean asTrimmed = zeros && (!allocated || layout == TailLayout.LOG_AND_IN_PLACE);
                                 assertTrue(asWritten || asTrimmed, "in flight at the kill, inconsistent: " + where
                                         + ": allocated " + allocated + ", data " + (java.util.Arrays.equals(block(writer, b), got)
                                         ? "as written" : java.util.Arrays.equals(new byte[BLOCK], got) ? "zeros" : "neither")
                                         + ", in-flight request blocks [" + model.inFlightFrom + ", " + model.inFlightTo + ")");
+                                if (allocated && zeros && !asWritten) {
+                                    overReported++;
+                                }
                             } else if (model.state[b] == 1) {
                                 assertArrayEquals(block(writer, b), got, where);
                                 assertTrue(allocated, "written block not allocated: " + where);
@@ -210,7 +220,8 @@ class TailCrashIT {
                     }
                 }
                 System.out.println(layout.flag() + ": acknowledged before kill -9: " + total + " writes and " + trims
-                        + " trims, all read back exactly (bytes and allocation) after restart");
+                        + " trims, all read back exactly (bytes and allocation) after restart; in-flight blocks left allocated"
+                        + " as zeros: " + overReported);
                 // SIGTERM: a clean stop through the shutdown hook.
                 server.destroy();
                 assertTrue(server.waitFor(30, TimeUnit.SECONDS), "server did not stop on SIGTERM");
