@@ -38,7 +38,7 @@ class FailoverTest {
 
     @Test
     void standbyRedirectsThenTakesOverWhenTheLeaderGoes() throws Exception {
-        try (TestingCluster ensemble = new TestingCluster(3)) {
+        try (TestingCluster ensemble = Ensembles.of(3)) {
             ensemble.start();
             String zk = ensemble.getConnectString();
             NameNode first = start(dir.resolve("a"), zk);
@@ -89,7 +89,7 @@ class FailoverTest {
 
     @Test
     void losingTheZooKeeperLeaderIsSurvived() throws Exception {
-        try (TestingCluster ensemble = new TestingCluster(3)) {
+        try (TestingCluster ensemble = Ensembles.of(3)) {
             ensemble.start();
             NameNode nn = start(dir.resolve("a"), ensemble.getConnectString());
             try {

@@ -54,7 +54,7 @@ class LeaderCrashIT {
     @Test
     void killingTheLeaderProcessHandsOverWithinTenSeconds() throws Exception {
         List<Process> started = new ArrayList<>();
-        try (TestingCluster ensemble = new TestingCluster(3)) {
+        try (TestingCluster ensemble = Ensembles.of(3)) {
             ensemble.start();
             CompletableFuture<String> urlA = new CompletableFuture<>();
             CompletableFuture<String> urlB = new CompletableFuture<>();
