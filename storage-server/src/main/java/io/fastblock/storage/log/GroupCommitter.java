@@ -51,6 +51,7 @@ final class GroupCommitter {
     private static final Append STOP = new Append(null, 0, 0, -1, -1, null, null);
 
     private final SegmentSet segments;
+    private final LogPreallocator preallocator;
     private final ExtentIndex index;
     private final StorageMetrics metrics;
     private final LiveBytes liveBytes;
@@ -63,7 +64,8 @@ final class GroupCommitter {
     private volatile long checkpointSegment;
 
     GroupCommitter(SegmentSet segments, ExtentIndex index, StorageMetrics metrics, LiveBytes liveBytes, DiskSpace space,
-                   long checkpointSegment) {
+                   long checkpointSegment, LogPreallocator preallocator) {
+        this.preallocator = preallocator;
         this.segments = segments;
         this.index = index;
         this.metrics = metrics;
@@ -148,6 +150,7 @@ final class GroupCommitter {
         // Where each touched segment ended before this batch, to cut a partial batch off again.
         Map<LogSegment, Long> touched = new LinkedHashMap<>();
         boolean written = false;
+        long batchBytes = 0;
         try {
             for (Append a : batch) {
                 ByteBuffer[] data = a.data.nioBuffers(a.data.readerIndex(), a.data.readableBytes());
@@ -155,12 +158,18 @@ final class GroupCommitter {
                         : LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
                 int length = a.trim() ? a.trimLength : a.data.readableBytes();
                 int recordBytes = header.remaining() + a.data.readableBytes();
+                LogSegment before = segments.active();
                 LogSegment seg = segments.forAppend(recordBytes);
+                if (seg != before) {
+                    // Rolled on: the sealed segment is forced (cut back to its records) before any record of the next one.
+                    touched.putIfAbsent(before, before.size());
+                }
                 touched.putIfAbsent(seg, seg.size());
                 ByteBuffer[] parts = new ByteBuffer[data.length + 1];
                 parts[0] = header;
                 System.arraycopy(data, 0, parts, 1, data.length);
                 long pos = seg.append(parts);
+                batchBytes += recordBytes;
                 writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos,
                         recordBytes, a.originSegment, a.originPosition, a.trim()));
             }
@@ -179,6 +188,7 @@ final class GroupCommitter {
             Map<Long, Long> delta = index.apply(writes, new LogPosition(last.number(), last.size()));
             checkpointSegment = last.number();
             liveBytes.apply(delta);
+            preallocator.afterCommit(last, batchBytes);
         } catch (IOException e) {
             if (!written && NoSpaceException.isNoSpace(e) && cutBack(touched)) {
                 LOG.warn("log disk full: {} appends failed, the log stays as it was", batch.size());

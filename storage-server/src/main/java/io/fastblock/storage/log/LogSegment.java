@@ -15,6 +15,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One file {@code log/<number>.seg} of records; appended to by the group committer only.
  * Reference counted: the segment set holds one reference and every reader one more while it
  * reads, so a segment the cleaner retires is closed and deleted only after the last read of it.
+ *
+ * <p>While it is the active segment its file may reach past its records: a {@link LogPreallocator}
+ * writes and forces zeros ahead of them ({@link #zeroAhead}), so that a small group commit
+ * overwrites blocks the file already has and its fdatasync flushes no metadata. The zeros are
+ * never written over records: the preallocator starts at or after the records' end, and a batch
+ * that reaches past the forced zeros is written under the same lock. Replay reads an all-zero
+ * header as the clean end of the records. When the segment is sealed (the log rolled on), its
+ * file is cut back to its records before it is forced for the last time, and so before any record
+ * of the next segment is forced: a sealed segment never ends in zeros that would end replay early.
  */
 public final class LogSegment implements Closeable {
     private final long number;
@@ -23,6 +32,13 @@ public final class LogSegment implements Closeable {
     private final FileIo channel;
     private final FileIoFactory files;
     private long size;
+    /** Guards {@link #zeroedTo}, {@link #sealed} and every write past the forced zeros; taken before {@code this}. */
+    private final Object padLock = new Object();
+    /** The file is known to hold forced zeros (or records) up to here. */
+    private volatile long zeroedTo;
+    /** The log rolled on: no more records, no more zeros; cut back to its records at its last force. */
+    private volatile boolean sealed;
+    private boolean cutToRecords;
     private final AtomicInteger refs = new AtomicInteger(1);
     /** Appended records not yet written (committer thread only), from {@link #pendingAt}. */
     private final List<ByteBuffer> pending = new ArrayList<>();
@@ -34,6 +50,7 @@ public final class LogSegment implements Closeable {
         this.channel = channel;
         this.files = files;
         this.size = size;
+        this.zeroedTo = size;
     }
 
     public static Path pathOf(Path logDir, long number) {
@@ -100,12 +117,77 @@ public final class LogSegment implements Closeable {
         }
         ByteBuffer[] parts = pending.toArray(ByteBuffer[]::new);
         pending.clear();
-        channel.writeFully(parts, pendingAt);
+        long end = pendingAt;
+        for (ByteBuffer b : parts) {
+            end += b.remaining();
+        }
+        if (end <= zeroedTo) {
+            // Inside the forced zeros: the preallocator only writes past them.
+            channel.writeFully(parts, pendingAt);
+            return;
+        }
+        synchronized (padLock) {
+            // Past them: after any zeros being written there now, never before.
+            channel.writeFully(parts, pendingAt);
+        }
     }
 
     void force() throws IOException {
         writePending();
-        channel.force(false);
+        if (!sealed) {
+            channel.force(false);
+            return;
+        }
+        synchronized (padLock) {
+            if (!cutToRecords) {
+                long records = size();
+                if (channel.size() > records) {
+                    channel.truncate(records);
+                }
+                zeroedTo = Math.min(zeroedTo, records);
+                cutToRecords = true;
+            }
+        }
+        channel.force(true);
+    }
+
+    /** The log rolled on past this segment: no more zeros are written ahead of it, and its next force cuts them off. */
+    void seal() {
+        synchronized (padLock) {
+            sealed = true;
+        }
+    }
+
+    /** Bytes of forced zeros ahead of the records (0 when there are none). */
+    long zeroedAhead() {
+        return Math.max(0, zeroedTo - size());
+    }
+
+    /**
+     * Writes zeros from the end of the records (or of the zeros already there) up to {@code target},
+     * in pieces of at most {@code zeros.remaining()} bytes, forcing each; stops early once the
+     * segment is sealed. Returns the bytes written. Called by the preallocator only.
+     */
+    long zeroAhead(long target, ByteBuffer zeros) throws IOException {
+        long written = 0;
+        while (true) {
+            synchronized (padLock) {
+                long from = Math.max(zeroedTo, size());
+                if (sealed || from >= target) {
+                    return written;
+                }
+                int n = (int) Math.min(zeros.remaining(), target - from);
+                channel.writeFully(new ByteBuffer[]{zeros.duplicate().limit(zeros.position() + n)}, from);
+                channel.force(false);
+                zeroedTo = from + n;
+                written += n;
+            }
+        }
+    }
+
+    /** Bytes of the file, records and any zeros written ahead of them. */
+    long fileSize() throws IOException {
+        return channel.size();
     }
 
     /** Fills {@code dst} from {@code position}; returns false if the file ends first. */
@@ -121,21 +203,30 @@ public final class LogSegment implements Closeable {
         return true;
     }
 
-    /** Cuts off whatever a failed append left after {@code position}, if anything reached the file. */
-    synchronized void cutBack(long position) throws IOException {
-        pending.clear();
-        if (channel.size() > position) {
-            truncate(position);
-        } else {
-            size = Math.min(size, position); // appended but never written: nothing to cut
+    /** Cuts off whatever a failed append left after {@code position}, if anything reached the file (zeros ahead included). */
+    void cutBack(long position) throws IOException {
+        synchronized (padLock) {
+            synchronized (this) {
+                pending.clear();
+                if (channel.size() > position) {
+                    truncate(position);
+                } else {
+                    size = Math.min(size, position); // appended but never written: nothing to cut
+                }
+            }
         }
     }
 
-    /** Cuts a torn tail off the segment. */
-    synchronized void truncate(long position) throws IOException {
-        channel.truncate(position);
-        channel.force(true);
-        size = position;
+    /** Cuts a torn tail (or the zeros ahead of the records) off the segment. */
+    void truncate(long position) throws IOException {
+        synchronized (padLock) {
+            synchronized (this) {
+                channel.truncate(position);
+                channel.force(true);
+                size = position;
+                zeroedTo = Math.min(zeroedTo, position);
+            }
+        }
     }
 
     /** Takes a reference for a reader; false if the segment is already gone. */

@@ -52,6 +52,7 @@ public final class LogStore implements Closeable {
     /** Held by a fold for its whole run and by the cleaner per batch of moved records: a fold's compare-and-set then never misses bytes the cleaner moved meanwhile. */
     final ReentrantLock relocation = new ReentrantLock();
     private final RecoveryReport recovery;
+    private final LogPreallocator preallocator;
 
     /** What opening found: records replayed into the index and bytes cut off a torn tail. */
     public record RecoveryReport(int replayedRecords, long truncatedBytes) {
@@ -90,7 +91,9 @@ public final class LogStore implements Closeable {
             segments.close();
             throw e;
         }
-        this.committer = new GroupCommitter(segments, index, metrics, liveBytes, space, cp == null ? 0 : cp.segment());
+        this.preallocator = new LogPreallocator(segments, segmentSize);
+        this.committer = new GroupCommitter(segments, index, metrics, liveBytes, space, cp == null ? 0 : cp.segment(),
+                preallocator);
         AtomicInteger n = new AtomicInteger();
         this.readers = Executors.newFixedThreadPool(readThreads, r -> {
             Thread t = new Thread(r, "log-read-" + n.incrementAndGet());
@@ -669,8 +672,14 @@ public final class LogStore implements Closeable {
                 pending.clear();
             }
             if (cut) {
-                truncated += size - pos;
-                LOG.warn("log segment {} ends in a torn or corrupt record at {}; cutting {} bytes", seg.number(), pos, size - pos);
+                if (zerosFrom(seg, pos, size)) {
+                    // Zeros written ahead of the records (LogPreallocator): the clean end of the log.
+                    LOG.info("log segment {}: records end at {}, {} bytes of zeros written ahead of them dropped", seg.number(),
+                            pos, size - pos);
+                } else {
+                    truncated += size - pos;
+                    LOG.warn("log segment {} ends in a torn or corrupt record at {}; cutting {} bytes", seg.number(), pos, size - pos);
+                }
                 seg.truncate(pos);
                 for (LogSegment later : segments.all()) {
                     if (later.number() > seg.number()) {
@@ -688,6 +697,35 @@ public final class LogStore implements Closeable {
         return new RecoveryReport(replayed, truncated);
     }
 
+    /** True if the segment holds only zero bytes in {@code [from, to)}. */
+    private static boolean zerosFrom(LogSegment seg, long from, long to) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(64 << 10);
+        for (long at = from; at < to; at += b.capacity()) {
+            b.clear().limit((int) Math.min(b.capacity(), to - at));
+            if (!seg.readFully(at, b)) {
+                return false;
+            }
+            b.flip();
+            while (b.remaining() >= 8) {
+                if (b.getLong() != 0) {
+                    return false;
+                }
+            }
+            while (b.hasRemaining()) {
+                if (b.get() != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /** Where the active segment's next record goes; its file may be longer (zeros written ahead, see {@link LogPreallocator}). */
+    public LogPosition appendPosition() {
+        LogSegment active = segments.active();
+        return new LogPosition(active.number(), active.size());
+    }
+
     @Override
     public void close() throws IOException {
         maintenance.shutdown();
@@ -696,7 +734,18 @@ public final class LogStore implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        preallocator.close();
         committer.close();
+        // A clean stop leaves the active segment's file ending at its records. Best effort: replay
+        // reads zeros after the records as their end anyway, and the index must close regardless.
+        LogSegment active = segments.active();
+        try {
+            if (active.fileSize() > active.size()) {
+                active.truncate(active.size());
+            }
+        } catch (IOException e) {
+            LOG.warn("log segment {}: zeros ahead of the records not cut off at close: {}", active.number(), e.toString());
+        }
         readers.shutdown();
         try {
             readers.awaitTermination(10, TimeUnit.SECONDS);

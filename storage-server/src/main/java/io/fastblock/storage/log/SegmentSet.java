@@ -86,6 +86,7 @@ final class SegmentSet implements Closeable {
     LogSegment forAppend(long recordBytes) throws IOException {
         LogSegment active = active();
         if (active.size() > 0 && active.size() + recordBytes > segmentSize) {
+            active.seal();
             LogSegment next = LogSegment.open(dir, active.number() + 1, files);
             segments.put(next.number(), next);
             syncDir();
