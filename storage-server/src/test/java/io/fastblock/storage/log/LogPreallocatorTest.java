@@ -56,24 +56,15 @@ class LogPreallocatorTest {
     }
 
     private static byte[] block(long seed) {
-        byte[] b = new byte[BLOCK];
-        new Random(seed).nextBytes(b);
-        return b;
+        return LogFixture.bytes(BLOCK, seed);
     }
 
     private void write(long offset, byte[] data) throws Exception {
-        store.append(CHUNK, offset, 1, Unpooled.wrappedBuffer(data)).get(10, TimeUnit.SECONDS);
+        LogFixture.write(store, CHUNK, offset, data);
     }
 
     private byte[] read(long offset, int length) throws IOException {
-        ByteBuf b = store.read(CHUNK, offset, length, PooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return LogFixture.read(store, CHUNK, offset, length);
     }
 
     private Path segment(long number) {
@@ -107,32 +98,50 @@ class LogPreallocatorTest {
         }
     }
 
-    @Test
-    void zerosAheadOfTheRecordsAreTheCleanEndOfTheLogAfterACrash() throws Exception {
+    /** What a kill -9 leaves, set aside: the active segment with its zeros (the index went back to before them). */
+    private record Crash(Path indexBefore, LogPosition end, Path segment, long fileBytes) {
+    }
+
+    /**
+     * Writes block 0, keeps the index as it was then, writes blocks 1..{@code blocks}, waits for
+     * zeros ahead of them and copies the segment aside (the store is still open).
+     */
+    private Crash crashAfterZerosAhead(int blocks) throws Exception {
         open(64 << 20);
         write(0, block(0));
         shut();
         Path indexBefore = dir.resolve("index-before");
         LogStoreTest.copyTree(dir.resolve("index"), indexBefore);
         open(64 << 20);
-        for (int i = 1; i <= 20; i++) {
+        for (int i = 1; i <= blocks; i++) {
             write((long) i * BLOCK, block(i));
         }
         awaitZerosAhead();
         LogPosition end = store.appendPosition();
-        // What a kill -9 leaves: the segment with its zeros, an index that missed the last batches.
         Path crashed = dir.resolve("crashed.seg");
         Files.copy(segment(end.segment()), crashed, StandardCopyOption.REPLACE_EXISTING);
         long file = Files.size(crashed);
         assertTrue(file > end.position(), "the file reaches past the records");
-        assertTrue(allZero(crashed, end.position(), file), "only zeros past the records");
+        return new Crash(indexBefore, end, crashed, file);
+    }
+
+    /** Puts the crashed segment and the old index back in place (the store is closed). */
+    private void restore(Crash c) throws IOException {
+        LogStoreTest.replaceTree(c.indexBefore(), dir.resolve("index"));
+        Files.copy(c.segment(), segment(c.end().segment()), StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    @Test
+    void zerosAheadOfTheRecordsAreTheCleanEndOfTheLogAfterACrash() throws Exception {
+        Crash c = crashAfterZerosAhead(20);
+        LogPosition end = c.end();
+        assertTrue(allZero(c.segment(), end.position(), c.fileBytes()), "only zeros past the records");
         // Every record is a 4 KiB block with its header; the first one is in the index snapshot.
         int writtenSince = (int) (end.position() / (LogRecord.HEADER + BLOCK)) - 1;
         assertEquals(0, end.position() % (LogRecord.HEADER + BLOCK));
         shut();
         assertEquals(end.position(), Files.size(segment(end.segment())), "a clean close cuts the zeros off");
-        LogStoreTest.replaceTree(indexBefore, dir.resolve("index"));
-        Files.copy(crashed, segment(end.segment()), StandardCopyOption.REPLACE_EXISTING);
+        restore(c);
 
         open(64 << 20);
         assertEquals(writtenSince, store.recovery().replayedRecords());
@@ -150,35 +159,21 @@ class LogPreallocatorTest {
 
     @Test
     void aTornRecordBeforeTheZerosIsStillCut() throws Exception {
-        open(64 << 20);
-        write(0, block(0));
-        shut();
-        Path indexBefore = dir.resolve("index-before");
-        LogStoreTest.copyTree(dir.resolve("index"), indexBefore);
-        open(64 << 20);
-        for (int i = 1; i <= 5; i++) {
-            write((long) i * BLOCK, block(i));
-        }
-        awaitZerosAhead();
-        LogPosition end = store.appendPosition();
-        Path crashed = dir.resolve("crashed.seg");
-        Files.copy(segment(end.segment()), crashed, StandardCopyOption.REPLACE_EXISTING);
-        long file = Files.size(crashed);
-        assertTrue(file > end.position(), "the file reaches past the records");
+        Crash c = crashAfterZerosAhead(5);
+        LogPosition end = c.end();
         shut();
         // Tear the last record: a byte of its data never reached the disk.
-        try (RandomAccessFile f = new RandomAccessFile(crashed.toFile(), "rw")) {
+        try (RandomAccessFile f = new RandomAccessFile(c.segment().toFile(), "rw")) {
             f.seek(end.position() - 100);
             int b = f.read();
             f.seek(end.position() - 100);
             f.write(b ^ 0x5a);
         }
-        LogStoreTest.replaceTree(indexBefore, dir.resolve("index"));
-        Files.copy(crashed, segment(end.segment()), StandardCopyOption.REPLACE_EXISTING);
+        restore(c);
 
         open(64 << 20);
         long lastRecord = LogRecord.HEADER + BLOCK;
-        assertEquals(file - (end.position() - lastRecord), store.recovery().truncatedBytes(),
+        assertEquals(c.fileBytes() - (end.position() - lastRecord), store.recovery().truncatedBytes(),
                 "the torn record and everything after it is cut");
         assertEquals(end.position() - lastRecord, store.appendPosition().position());
         assertEquals(end.position() - lastRecord, Files.size(segment(end.segment())));
