@@ -46,6 +46,9 @@ public final class LogMetrics {
                         .strongReference(true).register(registry);
                 Gauge.builder("fastblock.log.disk.bytes", ref, r -> r.get() == null ? Double.NaN : r.get().diskBytes())
                         .strongReference(true).register(registry);
+                Gauge.builder("fastblock.log.zeros.ahead.bytes", ref, r -> r.get() == null ? Double.NaN : r.get().zerosAheadBytes())
+                        .description("zeros written ahead of the log's records since start (LogPreallocator)")
+                        .strongReference(true).register(registry);
             }
         }
         current.set(store);

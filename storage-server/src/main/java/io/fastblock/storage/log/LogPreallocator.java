@@ -76,7 +76,10 @@ final class LogPreallocator implements Closeable {
                 continue; // the log rolled on meanwhile
             }
             try {
-                zeroBytes += seg.zeroAhead(Math.min(segmentSize, seg.size() + AHEAD), zeros);
+                long target = Math.min(segmentSize, seg.size() + AHEAD);
+                for (long n; !stopped && (n = seg.zeroAhead(target, zeros)) > 0; ) {
+                    zeroBytes += n;
+                }
             } catch (IOException | RuntimeException e) {
                 retryAt = System.nanoTime() + BACKOFF_NANOS;
                 LOG.warn("log segment {}: cannot write zeros ahead of the records ({}); appends go on without them",

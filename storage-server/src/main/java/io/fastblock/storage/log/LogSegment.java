@@ -164,24 +164,21 @@ public final class LogSegment implements Closeable {
     }
 
     /**
-     * Writes zeros from the end of the records (or of the zeros already there) up to {@code target},
-     * in pieces of at most {@code zeros.remaining()} bytes, forcing each; stops early once the
-     * segment is sealed. Returns the bytes written. Called by the preallocator only.
+     * Writes one piece of zeros (at most {@code zeros.remaining()} bytes, forced) from the end of the
+     * records, or of the zeros already there, towards {@code target}. Returns the bytes written: 0
+     * once the zeros reach {@code target} or the segment is sealed. Called by the preallocator only.
      */
     long zeroAhead(long target, ByteBuffer zeros) throws IOException {
-        long written = 0;
-        while (true) {
-            synchronized (padLock) {
-                long from = Math.max(zeroedTo, size());
-                if (sealed || from >= target) {
-                    return written;
-                }
-                int n = (int) Math.min(zeros.remaining(), target - from);
-                channel.writeFully(new ByteBuffer[]{zeros.duplicate().limit(zeros.position() + n)}, from);
-                channel.force(false);
-                zeroedTo = from + n;
-                written += n;
+        synchronized (padLock) {
+            long from = Math.max(zeroedTo, size());
+            if (sealed || from >= target) {
+                return 0;
             }
+            int n = (int) Math.min(zeros.remaining(), target - from);
+            channel.writeFully(new ByteBuffer[]{zeros.duplicate().limit(zeros.position() + n)}, from);
+            channel.force(false);
+            zeroedTo = from + n;
+            return n;
         }
     }
 

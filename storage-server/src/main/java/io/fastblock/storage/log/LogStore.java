@@ -720,6 +720,11 @@ public final class LogStore implements Closeable {
         return true;
     }
 
+    /** Bytes of zeros written ahead of the records since this store opened (see {@link LogPreallocator}). */
+    public long zerosAheadBytes() {
+        return preallocator.zeroBytes();
+    }
+
     /** Where the active segment's next record goes; its file may be longer (zeros written ahead, see {@link LogPreallocator}). */
     public LogPosition appendPosition() {
         LogSegment active = segments.active();

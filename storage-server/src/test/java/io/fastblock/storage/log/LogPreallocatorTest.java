@@ -122,6 +122,13 @@ class LogPreallocatorTest {
         Files.copy(segment(end.segment()), crashed, StandardCopyOption.REPLACE_EXISTING);
         long file = Files.size(crashed);
         assertTrue(file > end.position(), "the file reaches past the records");
+        // Counted as each piece is forced, just after the file grew.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (store.zerosAheadBytes() < file - end.position() && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertTrue(store.zerosAheadBytes() >= file - end.position(), "counted: " + store.zerosAheadBytes());
+        assertTrue(metrics.registry().get("fastblock.log.zeros.ahead.bytes").gauge().value() >= file - end.position());
         return new Crash(indexBefore, end, crashed, file);
     }
 
