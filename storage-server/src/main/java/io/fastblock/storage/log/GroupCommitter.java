@@ -151,6 +151,7 @@ final class GroupCommitter {
         Map<LogSegment, Long> touched = new LinkedHashMap<>();
         boolean written = false;
         long batchBytes = 0;
+        LogSegment current = segments.active();
         try {
             for (Append a : batch) {
                 ByteBuffer[] data = a.data.nioBuffers(a.data.readerIndex(), a.data.readableBytes());
@@ -158,11 +159,11 @@ final class GroupCommitter {
                         : LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
                 int length = a.trim() ? a.trimLength : a.data.readableBytes();
                 int recordBytes = header.remaining() + a.data.readableBytes();
-                LogSegment before = segments.active();
                 LogSegment seg = segments.forAppend(recordBytes);
-                if (seg != before) {
+                if (seg != current) {
                     // Rolled on: the sealed segment is forced (cut back to its records) before any record of the next one.
-                    touched.putIfAbsent(before, before.size());
+                    touched.putIfAbsent(current, current.size());
+                    current = seg;
                 }
                 touched.putIfAbsent(seg, seg.size());
                 ByteBuffer[] parts = new ByteBuffer[data.length + 1];

@@ -117,10 +117,7 @@ public final class LogSegment implements Closeable {
         }
         ByteBuffer[] parts = pending.toArray(ByteBuffer[]::new);
         pending.clear();
-        long end = pendingAt;
-        for (ByteBuffer b : parts) {
-            end += b.remaining();
-        }
+        long end = size(); // everything appended since the last call is pending
         if (end <= zeroedTo) {
             // Inside the forced zeros: the preallocator only writes past them.
             channel.writeFully(parts, pendingAt);

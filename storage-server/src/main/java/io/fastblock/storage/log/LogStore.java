@@ -699,22 +699,13 @@ public final class LogStore implements Closeable {
 
     /** True if the segment holds only zero bytes in {@code [from, to)}. */
     private static boolean zerosFrom(LogSegment seg, long from, long to) throws IOException {
-        ByteBuffer b = ByteBuffer.allocate(64 << 10);
+        ByteBuffer zeros = ByteBuffer.allocate(64 << 10);
+        ByteBuffer b = ByteBuffer.allocate(zeros.capacity());
         for (long at = from; at < to; at += b.capacity()) {
-            b.clear().limit((int) Math.min(b.capacity(), to - at));
-            if (!seg.readFully(at, b)) {
+            int n = (int) Math.min(b.capacity(), to - at);
+            b.clear().limit(n);
+            if (!seg.readFully(at, b) || b.flip().mismatch(zeros.duplicate().limit(n)) >= 0) {
                 return false;
-            }
-            b.flip();
-            while (b.remaining() >= 8) {
-                if (b.getLong() != 0) {
-                    return false;
-                }
-            }
-            while (b.hasRemaining()) {
-                if (b.get() != 0) {
-                    return false;
-                }
             }
         }
         return true;
