@@ -141,9 +141,9 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     private void startGateway() throws Exception {
-        ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway",
-                "--port=" + config.iscsiPort(),
-                "--namenode=" + config.namenodeUrls());
+        List<String> args = new ArrayList<>(List.of("--port=" + config.iscsiPort(), "--namenode=" + config.namenodeUrls()));
+        args.addAll(config.gatewayArgs());
+        ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway", args.toArray(String[]::new));
         gw.start();
         awaitReady(gw);
     }

@@ -19,11 +19,13 @@ import java.util.List;
 public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int storagePort, int storageCount,
                                  int iscsiPort, String chunkSize, String demoVolume, String demoSize,
                                  boolean createDemo, String childHeap, int zkServers, int zkPeerPort,
-                                 int namenodeCount, int racks, List<String> storageArgs, List<String> namenodeArgs) {
+                                 int namenodeCount, int racks, List<String> storageArgs, List<String> namenodeArgs,
+                                 List<String> gatewayArgs) {
 
     public LocalClusterConfig {
         storageArgs = storageArgs == null ? List.of() : List.copyOf(storageArgs);
         namenodeArgs = namenodeArgs == null ? List.of() : List.copyOf(namenodeArgs);
+        gatewayArgs = gatewayArgs == null ? List.of() : List.copyOf(gatewayArgs);
     }
 
     public static LocalClusterConfig fromArgs(String... args) {
@@ -45,7 +47,8 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
                 cl.getInt("namenodes", 1),
                 cl.getInt("racks", 0),
                 splitArgs(cl.get("storage-args", "")),
-                splitArgs(cl.get("namenode-args", "")));
+                splitArgs(cl.get("namenode-args", "")),
+                splitArgs(cl.get("gateway-args", "")));
         cl.rejectUnknown();
         if (c.storageCount < 3) {
             throw new IllegalArgumentException("--storage-count must be at least 3 (chains of 3), got " + c.storageCount);
@@ -66,7 +69,7 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
         return c;
     }
 
-    /** Extra flags for every storage server (or namenode), space-separated. */
+    /** Extra flags for every storage server (or the namenodes, or the gateway), space-separated. */
     private static List<String> splitArgs(String text) {
         List<String> out = new ArrayList<>();
         for (String a : text.trim().split("\\s+")) {
