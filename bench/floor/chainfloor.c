@@ -45,6 +45,11 @@
 
 struct hdr { uint64_t id, offset, len; };
 
+/* In a request's len: a read of (len & ~READ) bytes, which carries no data; its answer carries them. */
+#define READ (1ULL << 63)
+
+static size_t body(const struct hdr *h) { return (h->len & READ) ? 0 : h->len; }
+
 struct buf { char *p; size_t len, cap, off; };
 
 static void die(const char *what) { perror(what); exit(1); }
@@ -58,7 +63,7 @@ static void buf_put(struct buf *b, const void *src, size_t n) {
             if (!(b->p = realloc(b->p, b->cap))) die("realloc");
         }
     }
-    memcpy(b->p + b->len, src, n);
+    if (src) memcpy(b->p + b->len, src, n); /* NULL: only make room, the caller fills it */
     b->len += n;
 }
 
@@ -103,9 +108,9 @@ static int buf_fill(int fd, struct buf *b) {
 static struct hdr *next_msg(struct buf *b, char **data) {
     if (b->len - b->off < sizeof(struct hdr)) return NULL;
     struct hdr *h = (struct hdr *) (b->p + b->off);
-    if (b->len - b->off < sizeof(struct hdr) + h->len) return NULL;
+    if (b->len - b->off < sizeof(struct hdr) + body(h)) return NULL;
     *data = b->p + b->off + sizeof(struct hdr);
-    b->off += sizeof(struct hdr) + h->len;
+    b->off += sizeof(struct hdr) + body(h);
     return h;
 }
 
@@ -193,6 +198,13 @@ static int node(int argc, char **argv) {
     int lfd = log ? open(log, O_RDWR | O_CREAT | O_TRUNC, 0644) : -1;
     if ((file && ffd < 0) || (log && lfd < 0)) die("open");
     off_t log_end = 0;
+    uint64_t prefill = strtoull(opt(argc, argv, "--prefill", "0"), NULL, 10);
+    if (prefill && ffd >= 0) { /* data for reads to find, in the page cache as a warm target's would be */
+        char *chunk = malloc(1 << 20);
+        memset(chunk, 0xa5, 1 << 20);
+        for (uint64_t at = 0; at < prefill; at += 1 << 20) full_pwrite(ffd, chunk, 1 << 20, (off_t) at);
+        free(chunk);
+    }
     int up = accept_one(port);
     int down = next ? connect_to(next) : -1;
     int ep = epoll_create1(0);
@@ -217,6 +229,18 @@ static int node(int argc, char **argv) {
                 if (!buf_fill(up, &upin)) { pause(); return 0; } /* stay for the CPU count until killed */
                 struct hdr *h; char *data;
                 while ((h = next_msg(&upin, &data))) {
+                    if ((h->len & READ) && ffd >= 0) { /* a read this node serves from its file */
+                        size_t n = h->len & ~READ;
+                        struct hdr r = {h->id, h->offset, n};
+                        buf_put(&upout, &r, sizeof r);
+                        buf_put(&upout, NULL, n);
+                        if (pread(ffd, upout.p + upout.len - n, n, (off_t) h->offset) < 0) die("pread");
+                        continue;
+                    }
+                    if (h->len & READ) { /* the gateway: pass it on */
+                        buf_put(&downout, h, sizeof *h);
+                        continue;
+                    }
                     if (ffd >= 0) full_pwrite(ffd, data, h->len, (off_t) h->offset);
                     if (lfd >= 0) { full_pwrite(lfd, data, h->len, log_end); log_end += (off_t) h->len; }
                     if (down >= 0) {
@@ -238,7 +262,7 @@ static int node(int argc, char **argv) {
             if (down >= 0 && fd == down && (ev[i].events & (EPOLLIN | EPOLLHUP))) {
                 if (!buf_fill(down, &downin)) { pause(); return 0; }
                 struct hdr *h; char *data;
-                while ((h = next_msg(&downin, &data))) buf_put(&upout, h, sizeof *h);
+                while ((h = next_msg(&downin, &data))) buf_put(&upout, h, sizeof *h + body(h));
             }
         }
         if (acks.len > acks.off) { /* the tail: answers wait for the commit thread, or go now without --fsync */
@@ -267,6 +291,18 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *) a, y = *(const double *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* Queues the next request: a write of bs bytes, or with reading a read of bs bytes. */
+static void send_next(struct buf *out, uint64_t id, uint64_t off, size_t bs, int reading, const char *payload) {
+    struct hdr h = {id, off, reading ? (READ | bs) : bs};
+    buf_put(out, &h, sizeof h);
+    if (!reading) buf_put(out, payload, bs);
+}
+
 static int client(int argc, char **argv) {
     int port = atoi(opt(argc, argv, "--connect", "0"));
     size_t bs = strtoull(opt(argc, argv, "--bs", "4096"), NULL, 10);
@@ -274,20 +310,30 @@ static int client(int argc, char **argv) {
     double secs = atof(opt(argc, argv, "--seconds", "8")), ramp = atof(opt(argc, argv, "--ramp", "2"));
     uint64_t span = strtoull(opt(argc, argv, "--span", "536870912"), NULL, 10);
     int sequential = opt(argc, argv, "--sequential", NULL) != NULL;
+    int reading = opt(argc, argv, "--read", NULL) != NULL;
+    if (qd < 1 || qd > 4096 || bs == 0 || span < bs) {
+        fprintf(stderr, "client: --qd must be 1..4096 and --span at least --bs\n");
+        return 2;
+    }
     int fd = connect_to(port);
     char *payload = malloc(bs);
     memset(payload, 0xa5, bs);
     struct buf in = {0}, out = {0};
     uint64_t id = 0, seq = 0, done = 0, rnd = 88172645463325252ULL;
+    double sent[4096]; /* when request id was sent, at id % 4096: at most qd are out */
+    size_t nlat = 0, caplat = 1 << 20;
+    double *lat = malloc(caplat * sizeof *lat);
+#define NEXT_OFFSET() (sequential ? (seq++ * bs) % span \
+        : ((rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17) % (span / bs)) * bs)
+    double start = now();
     for (int i = 0; i < qd; i++) {
-        uint64_t off = sequential ? (seq++ * bs) % span : ((rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17) % (span / bs)) * bs;
-        struct hdr h = {id++, off, bs};
-        buf_put(&out, &h, sizeof h);
-        buf_put(&out, payload, bs);
+        sent[id % 4096] = start;
+        send_next(&out, id, NEXT_OFFSET(), bs, reading, payload);
+        id++;
     }
     int ep = epoll_create1(0);
     watch(ep, fd, EPOLLIN | EPOLLOUT);
-    double start = now(), measure = start + ramp, end = measure + secs;
+    double measure = start + ramp, end = measure + secs;
     struct rusage r0;
     int measuring = 0;
     for (;;) {
@@ -296,14 +342,15 @@ static int client(int argc, char **argv) {
         if (!buf_fill(fd, &in)) die("eof");
         struct hdr *h; char *data;
         double t = now();
-        if (!measuring && t >= measure) { measuring = 1; done = 0; getrusage(RUSAGE_SELF, &r0); measure = t; }
+        if (!measuring && t >= measure) { measuring = 1; done = 0; nlat = 0; getrusage(RUSAGE_SELF, &r0); measure = t; }
         if (t >= end) break;
         while ((h = next_msg(&in, &data))) {
             done++;
-            uint64_t off = sequential ? (seq++ * bs) % span : ((rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17) % (span / bs)) * bs;
-            struct hdr w = {id++, off, bs};
-            buf_put(&out, &w, sizeof w);
-            buf_put(&out, payload, bs);
+            if (nlat == caplat) lat = realloc(lat, (caplat *= 2) * sizeof *lat);
+            lat[nlat++] = t - sent[h->id % 4096];
+            sent[id % 4096] = t;
+            send_next(&out, id, NEXT_OFFSET(), bs, reading, payload);
+            id++;
         }
         watch(ep, fd, EPOLLIN | (buf_flush(fd, &out) ? 0 : EPOLLOUT));
     }
@@ -312,8 +359,10 @@ static int client(int argc, char **argv) {
     double el = now() - measure;
     double cpu = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec)
             + ((r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec)) / 1e6;
-    printf("ios %llu seconds %.3f iops %.0f MBps %.1f client_cpu_us_per_io %.1f\n", (unsigned long long) done, el,
-           done / el, done * (double) bs / el / 1e6, cpu * 1e6 / (done ? done : 1));
+    qsort(lat, nlat, sizeof *lat, cmp_double);
+    printf("ios %llu seconds %.3f iops %.0f MBps %.1f client_cpu_us_per_io %.1f p50_us %.1f p99_us %.1f\n",
+           (unsigned long long) done, el, done / el, done * (double) bs / el / 1e6, cpu * 1e6 / (done ? done : 1),
+           nlat ? lat[nlat / 2] * 1e6 : 0, nlat ? lat[nlat * 99 / 100] * 1e6 : 0);
     return 0;
 }
 
@@ -321,8 +370,8 @@ int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2 && !strcmp(argv[1], "node")) return node(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "client")) return client(argc, argv);
-    fprintf(stderr, "usage: chainfloor node --listen PORT [--next PORT] [--file F] [--log F] [--fsync [--inline-commit]]\n"
+    fprintf(stderr, "usage: chainfloor node --listen PORT [--next PORT] [--file F [--prefill BYTES]] [--log F] [--fsync [--inline-commit]]\n"
                     "       chainfloor client --connect PORT [--bs 4096] [--qd 32] [--seconds 8] [--ramp 2]"
-                    " [--span BYTES] [--sequential]\n");
+                    " [--span BYTES] [--sequential] [--read]\n");
     return 2;
 }

@@ -10,7 +10,7 @@
 #   bench/floor/run.sh [--rounds 3] [--seconds 8] [--dir /var/tmp/chainfloor] [--port 7400]
 #
 # Writes go to files under --dir (on the disk the servers use; not tmpfs). Prints per run and per
-# layout: IOPS or MB/s, and CPU per I/O of all processes (client included), from /proc.
+# layout: IOPS, MB/s or p50 latency, and CPU per I/O of all processes (client included), from /proc.
 set -euo pipefail
 rounds=3 seconds=8 dir=/var/tmp/chainfloor port=7400
 while [ $# -gt 0 ]; do
@@ -30,9 +30,10 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 
-# run LAYOUT BS QD [--sequential]: prints "iops MBps cpu_us_per_io"
+# run LAYOUT BS QD [--sequential|--read]: prints "iops MBps cpu_us_per_io p50_us"
 run() {
   local layout=$1 bs=$2 qd=$3; shift 3
+  local prefill=; [ "${1:-}" = --read ] && prefill="--prefill 536870912" # reads find data in the page cache
   pids=()
   rm -f "$dir"/*.dat
   if [ "$layout" != one ]; then
@@ -40,12 +41,14 @@ run() {
     # shellcheck disable=SC2086
     "$bin" node --listen $((port + 3)) --file "$dir/tail.dat" --log "$dir/tail-log.dat" --fsync $commit & pids+=($!)
     "$bin" node --listen $((port + 2)) --next $((port + 3)) --file "$dir/middle.dat" & pids+=($!)
-    "$bin" node --listen $((port + 1)) --next $((port + 2)) --file "$dir/head.dat" & pids+=($!)
+    # shellcheck disable=SC2086
+    "$bin" node --listen $((port + 1)) --next $((port + 2)) --file "$dir/head.dat" $prefill & pids+=($!)
     "$bin" node --listen "$port" --next $((port + 1)) & pids+=($!)
   else
-    "$bin" node --listen "$port" --file "$dir/single.dat" & pids+=($!)
+    # shellcheck disable=SC2086
+    "$bin" node --listen "$port" --file "$dir/single.dat" $prefill & pids+=($!)
   fi
-  sleep 0.3
+  sleep 0.3; [ -n "$prefill" ] && sleep 2
   local t0 out t1
   t0=$(ticks "${pids[@]}")
   out=$("$bin" client --connect "$port" --bs "$bs" --qd "$qd" --seconds "$seconds" --ramp 1 --span 536870912 "$@")
@@ -56,7 +59,7 @@ run() {
 import sys
 f = sys.argv[1].split(); d = dict(zip(f[::2], f[1::2]))
 ios = int(d['ios']); servers = (int(sys.argv[3]) - int(sys.argv[2])) * 10000.0 / max(ios, 1)
-print("%s %s %.0f" % (d['iops'], d['MBps'], servers + float(d['client_cpu_us_per_io'])))
+print("%s %s %.0f %s" % (d['iops'], d['MBps'], servers + float(d['client_cpu_us_per_io']), d['p50_us']))
 PY
 }
 
@@ -64,7 +67,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 
 echo "| workload | chain, commit thread | chain, inline commit | one target | ratios to one target | CPU us per I/O (thread / inline / one) |"
 echo "|---|---|---|---|---|---|"
-for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4k-qd1-randwrite|4096|1|"; do
+for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4k-qd1-randread-p50|4096|1|--read"; do
   IFS='|' read -r name bs qd extra <<<"$w"
   declare -A res=()
   for r in $(seq "$rounds"); do
@@ -75,7 +78,7 @@ for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4
       res[$layout]+="$x"$'\n'
     done
   done
-  col=1 unit=IOPS; [ "$bs" -ge 1048576 ] && col=2 unit=MB/s
+  col=1 unit=IOPS; [ "$bs" -ge 1048576 ] && col=2 unit=MB/s; [ "$extra" = --read ] && col=4 unit=us
   med() { printf '%s' "${res[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
   ct=$(med chain $col) ci=$(med chain-inline $col) one=$(med one $col)
   echo "| $name | $ct $unit | $ci $unit | $one $unit | $(python3 -c "print('%.2f / %.2f' % ($ct / $one, $ci / $one))")" \
