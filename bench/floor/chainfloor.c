@@ -137,6 +137,10 @@ static int accept_one(int port) {
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (bind(ls, (struct sockaddr *) &a, sizeof a) || listen(ls, 1)) die("listen");
+    socklen_t len = sizeof a;
+    if (getsockname(ls, (struct sockaddr *) &a, &len)) die("getsockname");
+    printf("listening %d\n", ntohs(a.sin_port)); /* --listen 0 picks a free port: this says which */
+    fflush(stdout);
     int fd = accept(ls, NULL, NULL);
     if (fd < 0) die("accept");
     close(ls);

@@ -36,6 +36,7 @@ run() {
   local prefill=; [ "${1:-}" = --read ] && prefill="--prefill 536870912" # reads find data in the page cache
   pids=()
   rm -f "$dir"/*.dat
+  exec 3>&1 1>/dev/null # the nodes say which port they listen on; not wanted here
   if [ "$layout" != one ]; then
     local commit=; [ "$layout" = chain-inline ] && commit=--inline-commit
     # shellcheck disable=SC2086
@@ -48,6 +49,7 @@ run() {
     # shellcheck disable=SC2086
     "$bin" node --listen "$port" --file "$dir/single.dat" $prefill & pids+=($!)
   fi
+  exec 1>&3 3>&-
   sleep 0.3; [ -n "$prefill" ] && sleep 2
   local t0 out t1
   t0=$(ticks "${pids[@]}")
