@@ -11,6 +11,8 @@
  *          (group commit), while the loop goes on receiving; it hands the answers back through an
  *          eventfd, as fastblock's GroupCommitter does. With --inline-commit the loop forces the log
  *          itself after each pass and receives nothing meanwhile (bigger batches, no thread hand-off).
+ *          With --ack-to PORT the tail answers there (the gateway's --ack-listen PORT) instead of
+ *          upstream: the acknowledgement skips the middle and the head.
  *   client keeps --qd writes of --bs bytes in flight against the first node for --seconds and prints
  *          what it got.
  *
@@ -132,7 +134,8 @@ static int connect_to(int port) {
     return -1;
 }
 
-static int accept_one(int port) {
+/* A listening socket on 127.0.0.1:port (0: any free port); says which port on stdout. */
+static int listen_on(int port) {
     int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -141,6 +144,10 @@ static int accept_one(int port) {
     if (getsockname(ls, (struct sockaddr *) &a, &len)) die("getsockname");
     printf("listening %d\n", ntohs(a.sin_port)); /* --listen 0 picks a free port: this says which */
     fflush(stdout);
+    return ls;
+}
+
+static int accept_on(int ls) {
     int fd = accept(ls, NULL, NULL);
     if (fd < 0) die("accept");
     close(ls);
@@ -209,12 +216,20 @@ static int node(int argc, char **argv) {
         for (uint64_t at = 0; at < prefill; at += 1 << 20) full_pwrite(ffd, chunk, 1 << 20, (off_t) at);
         free(chunk);
     }
-    int up = accept_one(port);
+    /* --ack-listen (gateway) and --ack-to (tail): the tail answers the gateway directly, past the middle and head */
+    const char *ack_listen = opt(argc, argv, "--ack-listen", NULL);
+    int ack_to = atoi(opt(argc, argv, "--ack-to", "0"));
+    int ls = listen_on(port);
+    int acks_ls = ack_listen ? listen_on(atoi(ack_listen)) : -1;
+    int up = accept_on(ls);
     int down = next ? connect_to(next) : -1;
+    int acks_in = acks_ls >= 0 ? accept_on(acks_ls) : -1;
+    int out = ack_to ? connect_to(ack_to) : up; /* where this node's answers go */
     int ep = epoll_create1(0);
-    struct buf upin = {0}, upout = {0}, downin = {0}, downout = {0}, acks = {0};
+    struct buf upin = {0}, upout = {0}, downin = {0}, downout = {0}, acks = {0}, acksin = {0};
     watch(ep, up, EPOLLIN);
     if (down >= 0) watch(ep, down, EPOLLIN);
+    if (acks_in >= 0) watch(ep, acks_in, EPOLLIN);
     int inline_commit = opt(argc, argv, "--inline-commit", NULL) != NULL;
     if (fsync_log && lfd >= 0 && !inline_commit) {
         pthread_t t;
@@ -263,6 +278,11 @@ static int node(int argc, char **argv) {
                 forced.off = forced.len = 0;
                 pthread_mutex_unlock(&commit_mu);
             }
+            if (acks_in >= 0 && fd == acks_in && (ev[i].events & (EPOLLIN | EPOLLHUP))) { /* the tail's answers */
+                if (!buf_fill(acks_in, &acksin)) { pause(); return 0; }
+                struct hdr *h; char *data;
+                while ((h = next_msg(&acksin, &data))) buf_put(&upout, h, sizeof *h + body(h));
+            }
             if (down >= 0 && fd == down && (ev[i].events & (EPOLLIN | EPOLLHUP))) {
                 if (!buf_fill(down, &downin)) { pause(); return 0; }
                 struct hdr *h; char *data;
@@ -284,7 +304,11 @@ static int node(int argc, char **argv) {
             }
             acks.off = acks.len = 0;
         }
-        watch(ep, up, EPOLLIN | (buf_flush(up, &upout) ? 0 : EPOLLOUT));
+        if (out == up) {
+            watch(ep, up, EPOLLIN | (buf_flush(up, &upout) ? 0 : EPOLLOUT));
+        } else {
+            watch(ep, out, buf_flush(out, &upout) ? 0 : EPOLLOUT);
+        }
         if (down >= 0) watch(ep, down, EPOLLIN | (buf_flush(down, &downout) ? 0 : EPOLLOUT));
     }
 }
@@ -375,6 +399,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "node")) return node(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "client")) return client(argc, argv);
     fprintf(stderr, "usage: chainfloor node --listen PORT [--next PORT] [--file F [--prefill BYTES]] [--log F] [--fsync [--inline-commit]]\n"
+                    "                      [--ack-listen PORT | --ack-to PORT]\n"
                     "       chainfloor client --connect PORT [--bs 4096] [--qd 32] [--seconds 8] [--ramp 2]"
                     " [--span BYTES] [--sequential] [--read]\n");
     return 2;

@@ -38,13 +38,16 @@ run() {
   rm -f "$dir"/*.dat
   exec 3>&1 1>/dev/null # the nodes say which port they listen on; not wanted here
   if [ "$layout" != one ]; then
-    local commit=; [ "$layout" = chain-inline ] && commit=--inline-commit
+    local commit= ackto= acklisten=
+    [ "$layout" = chain-inline ] && commit=--inline-commit
+    [ "$layout" = chain-direct ] && ackto="--ack-to $((port + 4))" acklisten="--ack-listen $((port + 4))"
     # shellcheck disable=SC2086
-    "$bin" node --listen $((port + 3)) --file "$dir/tail.dat" --log "$dir/tail-log.dat" --fsync $commit & pids+=($!)
+    "$bin" node --listen $((port + 3)) --file "$dir/tail.dat" --log "$dir/tail-log.dat" --fsync $commit $ackto & pids+=($!)
     "$bin" node --listen $((port + 2)) --next $((port + 3)) --file "$dir/middle.dat" & pids+=($!)
     # shellcheck disable=SC2086
     "$bin" node --listen $((port + 1)) --next $((port + 2)) --file "$dir/head.dat" $prefill & pids+=($!)
-    "$bin" node --listen "$port" --next $((port + 1)) & pids+=($!)
+    # shellcheck disable=SC2086
+    "$bin" node --listen "$port" --next $((port + 1)) $acklisten & pids+=($!)
   else
     # shellcheck disable=SC2086
     "$bin" node --listen "$port" --file "$dir/single.dat" $prefill & pids+=($!)
@@ -67,13 +70,13 @@ PY
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-echo "| workload | chain, commit thread | chain, inline commit | one target | ratios to one target | CPU us per I/O (thread / inline / one) |"
-echo "|---|---|---|---|---|---|"
+echo "| workload | chain, commit thread | chain, inline commit | chain, tail answers the gateway | one target | chain / one (thread, inline, direct) | CPU us per I/O (thread / inline / direct / one) |"
+echo "|---|---|---|---|---|---|---|"
 for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4k-qd1-randread-p50|4096|1|--read"; do
   IFS='|' read -r name bs qd extra <<<"$w"
   declare -A res=()
   for r in $(seq "$rounds"); do
-    for layout in chain chain-inline one; do
+    for layout in chain chain-inline chain-direct one; do
       # shellcheck disable=SC2086
       x=$(run $layout "$bs" "$qd" $extra)
       echo "round $r $name $layout: $x" >&2
@@ -82,7 +85,8 @@ for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4
   done
   col=1 unit=IOPS; [ "$bs" -ge 1048576 ] && col=2 unit=MB/s; [ "$extra" = --read ] && col=4 unit=us
   med() { printf '%s' "${res[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-  ct=$(med chain $col) ci=$(med chain-inline $col) one=$(med one $col)
-  echo "| $name | $ct $unit | $ci $unit | $one $unit | $(python3 -c "print('%.2f / %.2f' % ($ct / $one, $ci / $one))")" \
-       "| $(med chain 3) / $(med chain-inline 3) / $(med one 3) |"
+  ct=$(med chain $col) ci=$(med chain-inline $col) cd=$(med chain-direct $col) one=$(med one $col)
+  echo "| $name | $ct $unit | $ci $unit | $cd $unit | $one $unit" \
+       "| $(python3 -c "print('%.2f / %.2f / %.2f' % ($ct / $one, $ci / $one, $cd / $one))")" \
+       "| $(med chain 3) / $(med chain-inline 3) / $(med chain-direct 3) / $(med one 3) |"
 done

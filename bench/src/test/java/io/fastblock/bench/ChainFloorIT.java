@@ -67,14 +67,24 @@ class ChainFloorIT {
 
     /** The chain in fastblock's layout; returns the gateway's port. */
     private int chain(String... headArgs) throws IOException {
-        int tail = node("--file", dir.resolve("tail.dat").toString(), "--log", dir.resolve("tail-log.dat").toString(),
-                "--fsync");
+        return chain(0, headArgs);
+    }
+
+    /** As {@link #chain(String...)}; with {@code ackPort} > 0 the tail answers the gateway there directly. */
+    private int chain(int ackPort, String... headArgs) throws IOException {
+        List<String> tailArgs = new ArrayList<>(List.of("--file", dir.resolve("tail.dat").toString(), "--log",
+                dir.resolve("tail-log.dat").toString(), "--fsync"));
+        if (ackPort > 0) {
+            tailArgs.addAll(List.of("--ack-to", String.valueOf(ackPort)));
+        }
+        int tail = node(tailArgs.toArray(String[]::new));
         int middle = node("--next", String.valueOf(tail), "--file", dir.resolve("middle.dat").toString());
         List<String> head = new ArrayList<>(List.of("--next", String.valueOf(middle), "--file",
                 dir.resolve("head.dat").toString()));
         head.addAll(List.of(headArgs));
         int headPort = node(head.toArray(String[]::new));
-        return node("--next", String.valueOf(headPort));
+        return ackPort > 0 ? node("--next", String.valueOf(headPort), "--ack-listen", String.valueOf(ackPort))
+                : node("--next", String.valueOf(headPort));
     }
 
     private static Result run(String... args) throws Exception {
@@ -100,7 +110,19 @@ class ChainFloorIT {
 
     @Test
     void everyAcknowledgedWriteIsInTheTailsLogAndOnEveryReplica() throws Exception {
-        int gateway = chain();
+        writesAreLoggedBeforeTheyAreAcknowledged(chain());
+    }
+
+    @Test
+    void soWhenTheTailAnswersTheGatewayDirectly() throws Exception {
+        int ackPort;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            ackPort = free.getLocalPort();
+        }
+        writesAreLoggedBeforeTheyAreAcknowledged(chain(ackPort));
+    }
+
+    private void writesAreLoggedBeforeTheyAreAcknowledged(int gateway) throws Exception {
         Result r = run("client", "--connect", String.valueOf(gateway), "--bs", String.valueOf(BS), "--qd", "8",
                 "--seconds", "1", "--ramp", "0", "--span", String.valueOf(16 << 20));
         assertEquals(0, r.exit(), r.out());
