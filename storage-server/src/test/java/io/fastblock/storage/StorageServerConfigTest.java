@@ -36,6 +36,17 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void chunkIoThreadsAreAFlagWithBounds() {
+        assertEquals(StorageServerConfig.DEFAULT_IO_THREADS, StorageServerConfig.fromArgs().ioThreads());
+        assertEquals(3, StorageServerConfig.fromArgs("--io-threads=3").ioThreads());
+        assertEquals(3, StorageServerConfig.fromArgs("--io-threads=3").withPort(1).ioThreads());
+        for (String bad : new String[] {"--io-threads=0", "--io-threads=65"}) {
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs(bad))
+                    .getMessage().contains("--io-threads must be 1..64"), bad);
+        }
+    }
+
+    @Test
     void failureDomainLabelsAndHeartbeatPeriod() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
         assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());
