@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The floor of fastblock's write path on this machine: chainfloor.c (see its header) run in fastblock's
+# The floor of fastblock's I/O path on this machine: chainfloor.c (see its header) run in fastblock's
 # layout (client -> gateway -> head -> middle -> tail; in-place writes at head, middle and tail, the
-# tail's log forced once per batch before it answers) and in a one-target layout like tgtd's file LUN
-# (client -> one node writing to the page cache), alternating, and the ratio of their medians. The chain
-# runs twice: with the tail's fdatasync on a commit thread (as fastblock) and in the tail's loop.
-# Neither layout runs any of fastblock's code: the chain's figures are what a perfect implementation of
-# the same message flow would reach here.
+# tail's log forced before it answers) and in a one-target layout like tgtd's file LUN (client -> one
+# node writing to the page cache), alternating, and the ratio of their medians. The chain runs three
+# ways: the tail's fdatasync on a commit thread (as fastblock), in the tail's loop, and on the commit
+# thread with the tail answering the gateway directly. Reads (4 KiB, queue depth 1, p50 latency) go
+# client -> gateway -> head and back, or to the one target. No layout runs any of fastblock's code: the
+# chain's figures are what a perfect implementation of the same message flow would reach here.
 #
 #   bench/floor/run.sh [--rounds 3] [--seconds 8] [--dir /var/tmp/chainfloor] [--port 7400]
 #
