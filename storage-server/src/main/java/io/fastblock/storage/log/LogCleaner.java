@@ -177,6 +177,8 @@ public final class LogCleaner implements AutoCloseable {
                 listener.reached(Step.SEGMENT_DELETED, segment);
                 return true;
             }
+            // Pieces come in segment order, so the pieces of one run follow each other: two runs suffice.
+            LoadedRuns runs = new LoadedRuns(2);
             int i = 0;
             while (i < pieces.size()) {
                 long batchStart = System.nanoTime();
@@ -186,7 +188,7 @@ public final class LogCleaner implements AutoCloseable {
                 try {
                     while (i < pieces.size() && (bytes == 0 || bytes + pieces.get(i).end() - pieces.get(i).start() <= settings.batchBytes())) {
                         LogStore.LivePiece p = pieces.get(i++);
-                        ByteBuf data = store.readExtent(p.chunk(), p.extent(), p.start(), p.end());
+                        ByteBuf data = store.readExtent(p.chunk(), p.extent(), p.start(), p.end(), runs);
                         bytes += data.readableBytes();
                         moved.add(store.move(p, data));
                     }

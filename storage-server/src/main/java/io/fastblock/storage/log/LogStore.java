@@ -333,7 +333,7 @@ public final class LogStore implements Closeable {
         if (gaps || covered < end) {
             base.read(chunk, offset, out, 0, (int) (end - offset));
         }
-        Map<LogPosition, ByteBuffer> runs = new HashMap<>();
+        LoadedRuns runs = LoadedRuns.forOneRead();
         for (Extent e : found) {
             long from = Math.max(offset, e.chunkOffset());
             long to = Math.min(end, e.end());
@@ -346,14 +346,16 @@ public final class LogStore implements Closeable {
     }
 
     /** Copies chunk bytes {@code [from, to)} of extent {@code e} into {@code out} at {@code at}, checking each record used. */
-    private void copy(ChunkId chunk, Extent e, long from, long to, ByteBuf out, int at, Map<LogPosition, ByteBuffer> runs)
+    private void copy(ChunkId chunk, Extent e, long from, long to, ByteBuf out, int at, LoadedRuns runs)
             throws IOException {
         LogPosition where = new LogPosition(e.segment(), e.recordPosition());
-        ByteBuffer run = runs.get(where);
-        if (run == null) {
-            run = loadRun(chunk, e);
-            runs.put(where, run);
+        LoadedRuns.Run loaded = runs.get(where);
+        // Extents of one run can name different run lengths (an extent merged with a later record
+        // spans more of the run than pieces split off it before), so a shorter copy is loaded again.
+        if (loaded == null || loaded.bytes.limit() < e.runBytes()) {
+            loaded = runs.add(where, loadRun(chunk, e));
         }
+        ByteBuffer run = loaded.bytes;
         long runChunkStart = e.chunkOffset() - e.dataOffset();
         long needFrom = e.dataOffset() + (from - e.chunkOffset());
         long needTo = needFrom + (to - from);
@@ -370,8 +372,11 @@ public final class LogStore implements Closeable {
             }
             long recEnd = dataBefore + h.length();
             if (recEnd > needFrom) {
-                if (!LogRecord.verify(at0, h)) {
-                    throw corrupt("CRC32C mismatch in record", chunk, e.segment(), e.recordPosition() + p);
+                if (!loaded.checked(p)) {
+                    if (!LogRecord.verify(at0, h)) {
+                        throw corrupt("CRC32C mismatch in record", chunk, e.segment(), e.recordPosition() + p);
+                    }
+                    loaded.markChecked(p);
                 }
                 long a = Math.max(dataBefore, needFrom);
                 long b = Math.min(recEnd, needTo);
@@ -420,9 +425,22 @@ public final class LogStore implements Closeable {
 
     /** Reads and checks chunk bytes {@code [from, to)} of one extent into a new heap buffer (cleaner, fold, scrubber). */
     ByteBuf readExtent(ChunkId chunk, Extent e, long from, long to) throws IOException {
+        return readExtent(chunk, e, from, to, LoadedRuns.forOneRead());
+    }
+
+    /**
+     * The same, reusing (and adding to) runs already loaded and checked by this caller; for a
+     * caller reading many pieces of one sealed segment in order (the cleaner).
+     */
+    ByteBuf readExtent(ChunkId chunk, Extent e, long from, long to, LoadedRuns runs) throws IOException {
         ByteBuf out = Unpooled.buffer((int) (to - from), (int) (to - from));
         out.writerIndex((int) (to - from));
-        copy(chunk, e, from, to, out, 0, new HashMap<>());
+        try {
+            copy(chunk, e, from, to, out, 0, runs);
+        } catch (IOException | RuntimeException err) {
+            out.release();
+            throw err;
+        }
         return out;
     }
 
@@ -504,6 +522,9 @@ public final class LogStore implements Closeable {
     record LivePiece(ChunkId chunk, long start, long end, Extent extent) {
     }
 
+    /** Bytes of a segment read at once while walking its record headers (below G1's humongous size). */
+    private static final int WALK_WINDOW = 256 << 10;
+
     /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
     List<LogSegment> sealedSegments() {
         long cp = committer.checkpointSegment();
@@ -536,10 +557,21 @@ public final class LogStore implements Closeable {
         try {
             long size = seg.size();
             long pos = 0;
-            ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
+            // Headers come from windows read in order (one read per window, not one per record: a
+            // segment of 4 KiB records has thousands).
+            ByteBuffer window = ByteBuffer.allocate(WALK_WINDOW);
+            long windowStart = 0;
+            window.limit(0);
             while (pos < size) {
-                head.clear();
-                LogRecord.Header h = seg.readFully(pos, head) ? LogRecord.parse(head.flip()) : null;
+                if (pos + LogRecord.HEADER > windowStart + window.limit()) {
+                    window.clear().limit((int) Math.min(WALK_WINDOW, size - pos));
+                    windowStart = pos;
+                    if (!seg.readFully(pos, window)) {
+                        window.limit(0);
+                    }
+                    window.flip();
+                }
+                LogRecord.Header h = LogRecord.parse(window.duplicate().position((int) (pos - windowStart)));
                 if (h == null) {
                     throw new CorruptRecordException("no valid record header at segment " + segment + " position " + pos);
                 }

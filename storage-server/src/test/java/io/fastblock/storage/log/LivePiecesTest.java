@@ -71,4 +71,45 @@ class LivePiecesTest {
             }
         }
     }
+    /**
+     * Large records cut into many live pieces by small overwrites (a prefilled volume under 4 KiB
+     * random writes): read in segment order through one {@link LoadedRuns}, as the cleaner does,
+     * every piece still holds the chunk's current bytes, and each run is read from the log once
+     * rather than once per piece.
+     */
+    @Test
+    void piecesOfOneRunAreReadFromTheLogOnce() throws Exception {
+        ChunkId c = new ChunkId(7, 0);
+        Random r = new Random(5);
+        try (LogStore store = LogStore.open(dir, 1 << 20, new StorageMetrics())) {
+            for (int i = 0; i < 16; i++) {
+                write(store, c, (long) i * 64 * K, bytes(64 * K, i)); // 256 KiB records, sequential: merged runs
+            }
+            for (int i = 0; i < 300; i++) {
+                write(store, c, (long) K * r.nextInt(16 * 64), bytes(K, 100 + i));
+            }
+            long pieces = 0;
+            long runsRead = 0;
+            for (LogSegment s : store.sealedSegments()) {
+                LoadedRuns runs = new LoadedRuns(2);
+                java.util.Set<Long> runKeys = new java.util.HashSet<>();
+                for (LogStore.LivePiece p : store.livePieces(s.number(), 64 * K)) {
+                    pieces++;
+                    runKeys.add(p.extent().recordPosition());
+                    ByteBuf moved = store.readExtent(p.chunk(), p.extent(), p.start(), p.end(), runs);
+                    try {
+                        byte[] got = new byte[(int) (p.end() - p.start())];
+                        moved.getBytes(0, got);
+                        assertArrayEquals(read(store, p.chunk(), p.start(), got.length), got, "piece " + p);
+                    } finally {
+                        moved.release();
+                    }
+                }
+                assertEquals(runKeys.size(), runs.loads(), "segment " + s.number() + ": one read per run");
+                runsRead += runs.loads();
+            }
+            assertTrue(pieces > 2 * runsRead, "the overwrites cut runs into many pieces: " + pieces + " pieces, "
+                    + runsRead + " runs");
+        }
+    }
 }
