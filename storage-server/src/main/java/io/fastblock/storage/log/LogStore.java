@@ -199,20 +199,24 @@ public final class LogStore implements Closeable {
     }
 
     /**
-     * The allocated ranges of {@code [offset, offset + length)} as this log reads them: bytes
-     * with log data, plus the base file's allocated bytes where the log has no extent (holes
-     * hide the base).
+     * The allocated ranges of {@code [offset, offset + length)} as this log reads them, by whole
+     * 4 KiB blocks like a chunk file's allocation: a block is allocated if any byte of it is log
+     * data, or if the log does not cover all of it and the base file's block is allocated (holes
+     * hide the base). Ranges are clipped to the asked range, so a query starting or ending inside
+     * a block answers for that block as a whole: a resync copying from the middle of a partly
+     * written block must not learn that the block is unallocated.
      */
     public io.fastblock.protocol.Extents extents(ChunkId chunk, long offset, long length) throws IOException {
-        long end = offset + length;
-        List<Extent> found = index.find(chunk, offset, end);
-        io.fastblock.protocol.Extents baseExtents = base.extents(chunk, offset, length);
-        io.fastblock.protocol.Extents.Builder out = new io.fastblock.protocol.Extents.Builder();
-        // Walk block by block (4 KiB): a block is allocated if any byte of it is log data, or base-allocated and not covered.
         final int block = 4096;
+        long end = offset + length;
+        long from = offset / block * block;
+        long to = (end + block - 1) / block * block;
+        List<Extent> found = index.find(chunk, from, to);
+        io.fastblock.protocol.Extents baseExtents = base.extents(chunk, from, to - from);
+        io.fastblock.protocol.Extents.Builder out = new io.fastblock.protocol.Extents.Builder();
         int i = 0;
-        for (long at = offset; at < end; ) {
-            long next = Math.min(end, (at / block + 1) * block);
+        for (long at = from; at < to; at += block) {
+            long next = at + block;
             while (i < found.size() && found.get(i).end() <= at) {
                 i++;
             }
@@ -231,9 +235,9 @@ public final class LogStore implements Closeable {
                 covered = false;
             }
             if (data || (!covered && baseExtents.contains(at))) {
-                out.add(at, next - at);
+                long a = Math.max(at, offset);
+                out.add(a, Math.min(next, end) - a);
             }
-            at = next;
         }
         return out.build();
     }

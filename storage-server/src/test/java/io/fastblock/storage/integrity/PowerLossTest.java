@@ -8,13 +8,13 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
 import io.fastblock.storage.StorageServer;
+import io.fastblock.storage.chain.TailLayout;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Acceptance: after a power loss of any one node of a chain (its unforced writes dropped, the
@@ -71,13 +71,19 @@ class PowerLossTest {
         }
     }
 
-    @ParameterizedTest(name = "power loss of {0}")
-    @ValueSource(strings = {"a", "b", "c"})
-    void acknowledgedWritesSurviveAPowerLossAndReplicasConverge(String victim) throws Exception {
+    /** Each victim under each tail layout. */
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> victims() {
+        return java.util.Arrays.stream(TailLayout.values()).flatMap(l -> java.util.stream.Stream.of("a", "b", "c")
+                .map(v -> org.junit.jupiter.params.provider.Arguments.of(v, l)));
+    }
+
+    @ParameterizedTest(name = "power loss of {0}, tail layout {1}")
+    @org.junit.jupiter.params.provider.MethodSource("victims")
+    void acknowledgedWritesSurviveAPowerLossAndReplicasConverge(String victim, TailLayout layout) throws Exception {
         Random r = new Random(victim.hashCode());
         Model m = new Model();
         byte[][] model = m.bytes;
-        try (ThreeNodeChain chain = new ThreeNodeChain(dir, 11)) {
+        try (ThreeNodeChain chain = new ThreeNodeChain(dir, 11, layout)) {
             writeRound(chain, r, m, 60);
             // A checkpoint: what is written before it is forced on the victim, what follows is not.
             chain.server(victim).chunkStore().flush();
@@ -116,11 +122,15 @@ class PowerLossTest {
                     assertEquals(m.extents(c), chain.extents(id, CHUNKS.get(c), 0, CHUNK_BYTES), "extents of chunk " + c + " at " + id);
                 }
             }
-            // Byte for byte on disk too, through each store's own checked read path.
+            // Byte for byte on disk too, through each store's own checked read path (the tail's copy
+            // in the log layout is its log over the chunk file, which it does not write while tail).
             for (ChunkId c : CHUNKS) {
                 byte[] first = null;
                 for (String id : ThreeNodeChain.IDS) {
-                    var buf = chain.server(id).chunkStore().readAsync(c, 0, CHUNK_BYTES, io.netty.buffer.PooledByteBufAllocator.DEFAULT)
+                    StorageServer s = chain.server(id);
+                    var buf = (layout == TailLayout.LOG && id.equals("c")
+                            ? s.logStore().readAsync(c, 0, CHUNK_BYTES, io.netty.buffer.PooledByteBufAllocator.DEFAULT)
+                            : s.chunkStore().readAsync(c, 0, CHUNK_BYTES, io.netty.buffer.PooledByteBufAllocator.DEFAULT))
                             .get(10, TimeUnit.SECONDS);
                     byte[] b = new byte[CHUNK_BYTES];
                     buf.getBytes(0, b);

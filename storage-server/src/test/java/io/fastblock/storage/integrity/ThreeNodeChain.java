@@ -47,14 +47,25 @@ final class ThreeNodeChain implements AutoCloseable {
     private final Map<String, StorageClient> clients = new HashMap<>();
 
     private final io.fastblock.storage.BackgroundRates background;
+    final io.fastblock.storage.chain.TailLayout layout;
 
     ThreeNodeChain(Path dir, long seed) throws Exception {
         this(dir, seed, io.fastblock.storage.BackgroundRates.DEFAULTS);
     }
 
     ThreeNodeChain(Path dir, long seed, io.fastblock.storage.BackgroundRates background) throws Exception {
+        this(dir, seed, background, StorageServerConfig.DEFAULT_TAIL_LAYOUT);
+    }
+
+    ThreeNodeChain(Path dir, long seed, io.fastblock.storage.chain.TailLayout layout) throws Exception {
+        this(dir, seed, io.fastblock.storage.BackgroundRates.DEFAULTS, layout);
+    }
+
+    ThreeNodeChain(Path dir, long seed, io.fastblock.storage.BackgroundRates background,
+                   io.fastblock.storage.chain.TailLayout layout) throws Exception {
         this.dir = dir;
         this.background = background;
+        this.layout = layout;
         zkServer = new TestingServer(true);
         zk = CuratorFrameworkFactory.newClient(zkServer.getConnectString(), new RetryOneTime(100));
         zk.start();
@@ -67,7 +78,8 @@ final class ThreeNodeChain implements AutoCloseable {
 
     void start(String id) throws Exception {
         servers.put(id, StorageServer.start(new StorageServerConfig(id, dir.resolve(id), "127.0.0.1", 0,
-                zkServer.getConnectString(), 1 << 20).withBackground(background), disks.get(id)));
+                zkServer.getConnectString(), 1 << 20, io.fastblock.storage.chain.ChainLimits.DEFAULTS, layout)
+                .withBackground(background), disks.get(id)));
         StorageClient old = clients.remove(id);
         if (old != null) {
             old.close();

@@ -95,6 +95,23 @@ class LogTrimTest {
                 store.extents(CHUNK, 0, 40 * K));
     }
 
+    /**
+     * Allocation is by whole blocks, as in a chunk file: a query that starts or ends inside a block
+     * answers for the block, so a resync copying from the middle of a partly written block is not
+     * told the block is unallocated (it then gave the block back, losing the written part's allocation).
+     */
+    @Test
+    void extentsAnswerForWholeBlocksClippedToTheQuery() throws Exception {
+        open();
+        write(store, CHUNK, 0, bytes(5000, 1));                // log data in block 1 up to byte 5000
+        chunks.writeAsync(CHUNK, 16 * K, Unpooled.wrappedBuffer(bytes(100, 2))).get(10, TimeUnit.SECONDS); // base block 4
+        assertEquals(Extents.of(java.util.List.of(new Extents.Range(5000, 3000))), store.extents(CHUNK, 5000, 3000));
+        assertEquals(Extents.of(java.util.List.of(new Extents.Range(17000, 100))), store.extents(CHUNK, 17000, 100));
+        assertEquals(Extents.NONE, store.extents(CHUNK, 8 * K + 10, 4000));
+        trim(16 * K, 4 * K);
+        assertEquals(Extents.NONE, store.extents(CHUNK, 17000, 100), "a trim's hole hides the base block");
+    }
+
     @Test
     void trimmedRecordsAreDeadSoTheCleanerFreesTheirSegments() throws Exception {
         open();
