@@ -149,6 +149,8 @@ public final class StorageServer implements AutoCloseable {
         storage.withRepairingReads(integrity.readRepair(), groups);
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
                 metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter);
+        integrity.readRepair().tailWritesInPlace(config.tailLayout() == io.fastblock.storage.chain.TailLayout.LOG_AND_IN_PLACE)
+                .leaseEpochs(service.fences()::floor);
         // Recorded fences are in force before the first request is served.
         fences = new io.fastblock.storage.chain.FenceDirectory(zk, service.fences());
         int loadedFences = fences.start();

@@ -44,6 +44,10 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
     private final ChunkStore chunks;
     private final ReplicaReader peers;
     private final IntegrityMetrics metrics;
+    /** Whether a tail's chunk files hold what its log holds (the log+in-place layout); set once at start-up. */
+    private volatile boolean tailWritesInPlace = true;
+    /** The lease epoch this node's fences are at for a volume (what a lease-free repair reads under). */
+    private volatile java.util.function.LongUnaryOperator leaseEpochOf = volume -> 0;
 
     public ReadRepair(String nodeId, ChunkStore chunks, ReplicaReader peers, IntegrityMetrics metrics) {
         this.nodeId = nodeId;
@@ -54,6 +58,24 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
 
     public IntegrityMetrics metrics() {
         return metrics;
+    }
+
+    /**
+     * {@code false} under the log layout: the tail does not write its chunk files, so their bytes
+     * may be older than its log's and are no source for repairing the log.
+     */
+    public ReadRepair tailWritesInPlace(boolean inPlace) {
+        this.tailWritesInPlace = inPlace;
+        return this;
+    }
+
+    /**
+     * The fence epoch of each volume on this node (its recorded floor): a log repair holds no
+     * lease, and a member whose fence has been raised refuses reads under an older epoch.
+     */
+    public ReadRepair leaseEpochs(java.util.function.LongUnaryOperator epochOf) {
+        this.leaseEpochOf = epochOf;
+        return this;
     }
 
     /**
@@ -171,15 +193,19 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
 
     /**
      * Repairs a log extent that failed its check (reported by the log's scrubber): takes the
-     * good bytes from this node's own in-place copy when it has a good one (the interim layout
-     * keeps the tail's data in place too), else from the tail's predecessor, and appends them to
-     * the log again, which makes the bad record dead. Counted as a repair.
+     * good bytes from this node's own in-place copy when it has a good one (only the log+in-place
+     * layout keeps the tail's data in place too), else from the other members, predecessor first,
+     * read under this node's fence epoch for the volume; and appends them to the log again, which
+     * makes the bad record dead. Counted as a repair.
      */
     public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChunkId chunk, long offset, int length,
                                                    LogRewriter rewrite) {
         metrics.corruptFound.increment();
         CompletableFuture<ByteBuf> local = CompletableFuture.supplyAsync(() -> {
             try {
+                if (!tailWritesInPlace) {
+                    throw new java.io.IOException("the log layout's tail does not keep its chunk files current");
+                }
                 if (chunks.isResyncing(chunk)) {
                     throw new java.io.IOException("the in-place copy of chunk " + chunk + " is resyncing");
                 }
@@ -197,7 +223,8 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
             }
             LOG.info("node {}: no good local copy of chunk {} {}+{} ({}); fetching it from the predecessor", nodeId, chunk,
                     offset, length, unwrap(err).toString());
-            return fetch(tailFirst(group, true), new ChainAddress(group.id(), group.chainVersion(), 0), chunk, offset, length,
+            long epoch = Math.max(0, leaseEpochOf.applyAsLong(chunk.volumeId()));
+            return fetch(tailFirst(group, true), new ChainAddress(group.id(), group.chainVersion(), epoch), chunk, offset, length,
                     io.netty.buffer.PooledByteBufAllocator.DEFAULT);
         }).thenCompose(Function.identity())
                 .thenCompose(good -> rewrite.append(chunk, offset, 0, good))
