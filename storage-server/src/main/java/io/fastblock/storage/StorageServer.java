@@ -183,7 +183,7 @@ public final class StorageServer implements AutoCloseable {
             // Bad log records are fetched from a replica and appended again (the bad record becomes dead).
             logScrubber = new io.fastblock.storage.log.LogScrubber(log,
                     new io.fastblock.storage.io.ByteRateLimiter(config.background().logScrubBytesPerSecond()),
-                    integrity.logRepair(log::append)).start(config.background().logScrubPauseMillis());
+                    integrity.logRepair(log::rewrite)).start(config.background().logScrubPauseMillis());
         }
         LOG.info("storage node {} serving on {}:{} ({} transport)", nodeId, config.listen(), port,
                 workers.getClass().getSimpleName());

@@ -83,10 +83,12 @@ public final class NodeIntegrity implements AutoCloseable {
 
     /**
      * The listener for the log's scrubber: each corrupt extent is repaired in the background
-     * (good bytes appended again through {@code rewrite}, normally {@code LogStore::append}).
+     * (good bytes written again through {@code rewrite}, normally {@code LogStore::rewrite}, in place of the bad run only).
      */
     public io.fastblock.storage.log.LogScrubber.CorruptionListener logRepair(ReadRepair.LogRewriter rewrite) {
-        return (chunk, offset, length, cause) -> {
+        return (chunk, extent, cause) -> {
+            long offset = extent.chunkOffset();
+            int length = extent.length();
             int g = resolve.applyAsInt(chunk);
             GroupRecord group = g == ChunkStore.UNKNOWN_GROUP ? null : groups.cached(g);
             if (group == null) {
@@ -95,7 +97,7 @@ public final class NodeIntegrity implements AutoCloseable {
                         "log extent of chunk {} {}+{} is corrupt but its group is unknown here; not repaired", chunk, offset, length);
                 return;
             }
-            repair.repairLogExtent(group, chunk, offset, length, rewrite).whenComplete((v, err) -> {
+            repair.repairLogExtent(group, chunk, extent, rewrite).whenComplete((v, err) -> {
                 if (err != null) {
                     org.slf4j.LoggerFactory.getLogger(NodeIntegrity.class).warn("repair of log extent of chunk {} {}+{} failed: {}",
                             chunk, offset, length, ReadRepair.unwrap(err).toString());

@@ -35,9 +35,13 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
     /** Remote reads are split into pieces no larger than this (well under a frame's data limit). */
     static final int PIECE = 4 << 20;
 
-    /** Where repaired log data goes: normally {@code LogStore::append}. Takes ownership of {@code data}. */
+    /**
+     * Where repaired log data goes: normally {@code LogStore::rewrite}, which indexes it only where
+     * the bad run is still read. Takes ownership of {@code data}.
+     */
     public interface LogRewriter {
-        CompletableFuture<Void> append(ChunkId chunk, long offset, long sequence, ByteBuf data);
+        CompletableFuture<Void> rewrite(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
+                                        ByteBuf data);
     }
 
     private final String nodeId;
@@ -198,8 +202,10 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
      * read under this node's fence epoch for the volume; and appends them to the log again, which
      * makes the bad record dead. Counted as a repair.
      */
-    public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChunkId chunk, long offset, int length,
+    public CompletableFuture<Void> repairLogExtent(GroupRecord group, ChunkId chunk, io.fastblock.storage.log.Extent bad,
                                                    LogRewriter rewrite) {
+        long offset = bad.chunkOffset();
+        int length = bad.length();
         metrics.corruptFound.increment();
         CompletableFuture<ByteBuf> local = CompletableFuture.supplyAsync(() -> {
             try {
@@ -227,7 +233,7 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
             return fetch(tailFirst(group, true), new ChainAddress(group.id(), group.chainVersion(), epoch), chunk, offset, length,
                     io.netty.buffer.PooledByteBufAllocator.DEFAULT);
         }).thenCompose(Function.identity())
-                .thenCompose(good -> rewrite.append(chunk, offset, 0, good))
+                .thenCompose(good -> rewrite.rewrite(chunk, offset, bad.sequence(), bad.segment(), bad.recordPosition(), good))
                 .thenRun(() -> counted(length));
     }
 

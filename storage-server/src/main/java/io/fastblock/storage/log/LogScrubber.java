@@ -18,9 +18,13 @@ public final class LogScrubber implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogScrubber.class);
     private static final int SCAN_BATCH = 256;
 
-    /** Told about each extent whose records fail their check. */
+    /**
+     * Told about each extent whose records fail their check. A repair should go through
+     * {@link LogStore#rewrite} with the extent's run as origin, so that it replaces only bytes
+     * that still read from the bad run (a write landing meanwhile is newer and stays).
+     */
     public interface CorruptionListener {
-        void corrupt(ChunkId chunk, long offset, int length, CorruptRecordException cause);
+        void corrupt(ChunkId chunk, Extent extent, CorruptRecordException cause);
     }
 
     /** What one pass did. */
@@ -64,7 +68,7 @@ public final class LogScrubber implements AutoCloseable {
                     store.logMetrics().scrubCorruptions.increment();
                     LOG.warn("log scrub: chunk {} bytes [{}, {}) are corrupt: {}", entry.chunk(), e.chunkOffset(), e.end(),
                             c.getMessage());
-                    listener.corrupt(entry.chunk(), e.chunkOffset(), e.length(), c);
+                    listener.corrupt(entry.chunk(), e, c);
                 }
             }
             after = batch.get(batch.size() - 1);

@@ -640,6 +640,18 @@ public final class LogStore implements Closeable {
         return lo;
     }
 
+    /**
+     * Writes repaired bytes for chunk range {@code [offset, offset + data)} that the index reads
+     * from the run at ({@code originSegment}, {@code originPosition}): like a cleaner's move, the
+     * new record takes over only the bytes that still read from that run, on the live path and on
+     * replay, so a write that landed after the repair fetched its bytes is not shadowed. Takes
+     * ownership of {@code data}; completes once durable and indexed.
+     */
+    public CompletableFuture<Void> rewrite(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
+                                           ByteBuf data) {
+        return committer.move(chunk, offset, sequence, originSegment, originPosition, data);
+    }
+
     /** Appends a moved record holding {@code data} (taken over) for a live piece: indexed only where the index still reads the piece's run. */
     CompletableFuture<Void> move(LivePiece piece, ByteBuf data) {
         return committer.move(piece.chunk(), piece.start(), piece.extent().sequence(), piece.extent().segment(),

@@ -122,7 +122,7 @@ class CorruptionTest {
         flipBit(segment, Files.size(segment) - SIZE / 2);
         IntegrityMetrics m = tail.integrity().metrics();
         double repairs = m.repairs.count();
-        LogScrubber scrubber = new LogScrubber(log, new ByteRateLimiter(256L << 20), tail.integrity().logRepair(log::append));
+        LogScrubber scrubber = new LogScrubber(log, new ByteRateLimiter(256L << 20), tail.integrity().logRepair(log::rewrite));
         LogScrubber.Pass first = scrubber.scrubOnce();
         assertTrue(first.corruptions() >= 1, "the log scrubber saw the flip: " + first);
         long deadline = System.currentTimeMillis() + 10_000;
