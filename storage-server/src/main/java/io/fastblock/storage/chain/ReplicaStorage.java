@@ -168,6 +168,10 @@ public class ReplicaStorage {
         /** The allocation of a chunk whose local copy is resyncing, from the group's tail. */
         CompletableFuture<io.fastblock.protocol.Extents> extents(GroupLookup groups, io.fastblock.protocol.ChainAddress chain,
                                                                  ChunkId chunk, long offset, int length);
+
+        /** The range from the other members, for a tail whose own copy failed its check with {@code bad}. */
+        CompletableFuture<ByteBuf> fromOtherMembers(GroupLookup groups, io.fastblock.protocol.ChainAddress chain, ChunkId chunk,
+                                                    long offset, int length, IOException bad, ByteBufAllocator alloc);
     }
 
     private volatile RepairingReads repairing;
@@ -182,14 +186,30 @@ public class ReplicaStorage {
 
     /**
      * A client read under {@code chain}: at head and middle through the repairing reads when set
-     * (they repair the chunk file), at the tail from the log over the base file (the log checks
-     * its records itself).
+     * (they repair the chunk file), at the tail of the log layout from the log over the base file
+     * (the log checks its records, the chunk store its blocks): where either finds its copy bad,
+     * the other members answer (the scrubbers repair the copy).
      */
     public CompletableFuture<ByteBuf> read(io.fastblock.protocol.ChainAddress chain, ChunkId chunk, long offset, int length,
                                            boolean tail, ByteBufAllocator alloc) {
         RepairingReads r = repairing;
-        boolean fromLog = tail && layout == TailLayout.LOG;
-        return r == null || fromLog ? read(chunk, offset, length, tail, alloc) : r.read(groups, chain, chunk, offset, length, alloc);
+        if (r == null) {
+            return read(chunk, offset, length, tail, alloc);
+        }
+        if (!(tail && layout == TailLayout.LOG)) {
+            return r.read(groups, chain, chunk, offset, length, alloc);
+        }
+        return log.readAsync(chunk, offset, length, alloc).handle((buf, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(buf);
+            }
+            Throwable cause = ReplicaService.unwrap(err);
+            if (cause instanceof io.fastblock.storage.log.CorruptRecordException
+                    || cause instanceof io.fastblock.storage.chunk.CorruptBlockException) {
+                return r.fromOtherMembers(groups, chain, chunk, offset, length, (IOException) cause, alloc);
+            }
+            return CompletableFuture.<ByteBuf>failedFuture(cause);
+        }).thenCompose(f -> f);
     }
 
     /** Reads this replica's copy for its position; the caller owns the buffer. */

@@ -8,6 +8,7 @@ import io.fastblock.storage.chunk.ChunkResyncingException;
 import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.chunk.CorruptBlockException;
 import io.netty.buffer.ByteBuf;
+import java.io.IOException;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
 import java.util.List;
@@ -140,6 +141,28 @@ public final class ReadRepair implements io.fastblock.storage.chain.ReplicaStora
             }
             return CompletableFuture.<ByteBuf>failedFuture(cause);
         }).thenCompose(Function.identity());
+    }
+
+    /**
+     * A tail of the log layout found its own copy of the range bad (a log record failing its
+     * check, or a bad block of the chunk file under the log): answers from the other members,
+     * predecessor first, under the client's chain address. The log's scrubber repairs the record.
+     */
+    @Override
+    public CompletableFuture<ByteBuf> fromOtherMembers(io.fastblock.storage.chain.GroupLookup groups, ChainAddress chain,
+                                                       ChunkId chunk, long offset, int length, IOException bad,
+                                                       ByteBufAllocator alloc) {
+        metrics.corruptFound.increment();
+        LOG.warn("node {}: {}; answering from another replica", nodeId, bad.getMessage());
+        GroupRecord g = groups.cached(chain.groupId());
+        CompletableFuture<GroupRecord> group = g != null ? CompletableFuture.completedFuture(g) : groups.refresh(chain.groupId());
+        return group.thenCompose(record -> {
+            if (record == null) {
+                return CompletableFuture.<ByteBuf>failedFuture(bad);
+            }
+            metrics.remoteReads.increment();
+            return fetch(tailFirst(record, true), chain, chunk, offset, length, alloc);
+        });
     }
 
     private CompletableFuture<ByteBuf> repairAndAnswer(GroupRecord group, ChainAddress chain, ChunkId chunk, long offset,

@@ -121,6 +121,13 @@ class CorruptionTest {
         // The write just made is the last record of the newest segment: flip a bit in its data.
         flipBit(segment, Files.size(segment) - SIZE / 2);
         IntegrityMetrics m = tail.integrity().metrics();
+        // Before any repair, a client read at the tail still gets the right bytes (in the log
+        // layout from the other members, the tail's own copy being the bad record).
+        double remoteReads = m.remoteReads.count();
+        assertArrayEquals(d, chain.read("c", chunk, 0, SIZE), "read at the tail with its log record bad");
+        if (layout() == TailLayout.LOG) {
+            assertEquals(remoteReads + 1, m.remoteReads.count(), "answered by another member");
+        }
         double repairs = m.repairs.count();
         LogScrubber scrubber = new LogScrubber(log, new ByteRateLimiter(256L << 20), tail.integrity().logRepair(log::rewrite));
         LogScrubber.Pass first = scrubber.scrubOnce();
