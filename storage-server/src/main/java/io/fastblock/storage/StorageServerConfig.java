@@ -20,8 +20,8 @@ import java.util.TreeMap;
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
                                   ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background,
                                   Map<String, String> labels, long heartbeatMillis, int ioThreads) {
-    /** The default until integrity's repair and resync of a tail read the log (see {@link TailLayout}). */
-    public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG_AND_IN_PLACE;
+    /** FAST's layout: the tail writes only its log (see {@link TailLayout}). */
+    public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG;
 
     public static final long DEFAULT_SEGMENT_SIZE = 256L << 20;
     /** Small enough for tests that exercise roll-over, large enough to hold a header. */

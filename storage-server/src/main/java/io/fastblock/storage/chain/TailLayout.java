@@ -6,15 +6,17 @@ package io.fastblock.storage.chain;
  */
 public enum TailLayout {
     /**
-     * FAST's layout: the tail writes only its log and reads the log over the in-place chunk file;
-     * it folds the log into the chunk files when it stops being tail.
+     * FAST's layout and the default: the tail writes only its log and reads the log over the
+     * in-place chunk file; it folds the log into the chunk files when it stops being tail. Where
+     * the tail's copy fails its check, reads are answered by the other members and the log's
+     * scrubber rewrites the record from them (never from the tail's own chunk file, which is older).
      */
     LOG("log"),
     /**
      * The tail also writes the chunk file in place (unsynced) and reads it, so every position's
-     * chunk files are complete; integrity's read repair, scrubbing and resync work on chunk files
-     * alone. Costs the tail a second write. Folding still runs when it stops being tail (it lets
-     * the cleaner reclaim the log).
+     * chunk files are complete and integrity works on chunk files alone. Costs the tail a second
+     * write (measured: 0.84x the 4 KiB and 0.78x the 1 MiB write throughput of {@link #LOG}).
+     * Folding still runs when it stops being tail (it lets the cleaner reclaim the log).
      */
     LOG_AND_IN_PLACE("log+in-place");
 
