@@ -58,14 +58,7 @@ class LivePiecesTest {
                     Map.Entry<Long, Long> before = ranges.floorEntry(p.end() - 1);
                     assertTrue(before == null || before.getValue() <= p.start(), "pieces overlap in " + p.chunk());
                     ranges.put(p.start(), p.end());
-                    ByteBuf moved = store.readExtent(p.chunk(), p.extent(), p.start(), p.end());
-                    try {
-                        byte[] got = new byte[(int) (p.end() - p.start())];
-                        moved.getBytes(0, got);
-                        assertArrayEquals(read(store, p.chunk(), p.start(), got.length), got, "piece " + p);
-                    } finally {
-                        moved.release();
-                    }
+                    assertHoldsCurrentBytes(store, p, LoadedRuns.forOneRead());
                 }
                 assertEquals(store.liveBytes().of(s.number()), sum, "segment " + s.number());
             }
@@ -96,20 +89,25 @@ class LivePiecesTest {
                 for (LogStore.LivePiece p : store.livePieces(s.number(), 64 * K)) {
                     pieces++;
                     runKeys.add(p.extent().recordPosition());
-                    ByteBuf moved = store.readExtent(p.chunk(), p.extent(), p.start(), p.end(), runs);
-                    try {
-                        byte[] got = new byte[(int) (p.end() - p.start())];
-                        moved.getBytes(0, got);
-                        assertArrayEquals(read(store, p.chunk(), p.start(), got.length), got, "piece " + p);
-                    } finally {
-                        moved.release();
-                    }
+                    assertHoldsCurrentBytes(store, p, runs);
                 }
                 assertEquals(runKeys.size(), runs.loads(), "segment " + s.number() + ": one read per run");
                 runsRead += runs.loads();
             }
             assertTrue(pieces > 2 * runsRead, "the overwrites cut runs into many pieces: " + pieces + " pieces, "
                     + runsRead + " runs");
+        }
+    }
+
+    /** The piece read as the cleaner reads it (through {@code runs}) holds the chunk's current bytes. */
+    private static void assertHoldsCurrentBytes(LogStore store, LogStore.LivePiece p, LoadedRuns runs) throws Exception {
+        ByteBuf moved = store.readExtent(p.chunk(), p.extent(), p.start(), p.end(), runs);
+        try {
+            byte[] got = new byte[(int) (p.end() - p.start())];
+            moved.getBytes(0, got);
+            assertArrayEquals(read(store, p.chunk(), p.start(), got.length), got, "piece " + p);
+        } finally {
+            moved.release();
         }
     }
 }
