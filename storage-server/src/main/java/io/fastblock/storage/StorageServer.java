@@ -180,7 +180,7 @@ public final class StorageServer implements AutoCloseable {
         load = new LoadReporter(zk, nodeId, config.dataDir(), inflight, config.heartbeatMillis());
         integrity.start();
         if (config.background().logScrub()) {
-            // Bad log records are fetched from a replica and appended again (the bad record becomes dead).
+            // Bad log records are fetched from a replica and written again in place of the bad run (it becomes dead).
             logScrubber = new io.fastblock.storage.log.LogScrubber(log,
                     new io.fastblock.storage.io.ByteRateLimiter(config.background().logScrubBytesPerSecond()),
                     integrity.logRepair(log::rewrite)).start(config.background().logScrubPauseMillis());

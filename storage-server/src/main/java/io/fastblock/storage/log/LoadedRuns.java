@@ -16,31 +16,43 @@ import java.util.Set;
  * Not thread-safe.
  */
 final class LoadedRuns {
-    /** One run's file bytes (from its first record) and the positions in it of records found good. */
+    /**
+     * One run's file bytes (from its first record) and, for a reader that comes back to it, the
+     * positions in it of records found good.
+     */
     static final class Run {
         final ByteBuffer bytes;
-        private final Set<Integer> checked = new HashSet<>();
+        private final Set<Integer> checked;
 
-        Run(ByteBuffer bytes) {
+        Run(ByteBuffer bytes, boolean rememberChecks) {
             this.bytes = bytes;
+            this.checked = rememberChecks ? new HashSet<>() : null;
         }
 
         boolean checked(int position) {
-            return checked.contains(position);
+            return checked != null && checked.contains(position);
         }
 
         void markChecked(int position) {
-            checked.add(position);
+            if (checked != null) {
+                checked.add(position);
+            }
         }
     }
 
     private final Map<LogPosition, Run> runs;
+    private final boolean rememberChecks;
     private long loads;
 
     LoadedRuns(int maxRuns) {
+        this(maxRuns, true);
+    }
+
+    private LoadedRuns(int maxRuns, boolean rememberChecks) {
         if (maxRuns < 1) {
             throw new IllegalArgumentException("maxRuns must be at least 1, got " + maxRuns);
         }
+        this.rememberChecks = rememberChecks;
         this.runs = new LinkedHashMap<>(16, 0.75f, true) {
             @Override
             protected boolean removeEldestEntry(Map.Entry<LogPosition, Run> eldest) {
@@ -49,9 +61,12 @@ final class LoadedRuns {
         };
     }
 
-    /** Unbounded: for one read, which holds every run it touches until it returns anyway. */
+    /**
+     * Unbounded, for one read (the tail's read path), which holds every run it touches until it
+     * returns anyway and checks each record it uses once: no set of checked records to keep.
+     */
     static LoadedRuns forOneRead() {
-        return new LoadedRuns(Integer.MAX_VALUE);
+        return new LoadedRuns(Integer.MAX_VALUE, false);
     }
 
     Run get(LogPosition where) {
@@ -59,7 +74,7 @@ final class LoadedRuns {
     }
 
     Run add(LogPosition where, ByteBuffer bytes) {
-        Run r = new Run(bytes);
+        Run r = new Run(bytes, rememberChecks);
         runs.put(where, r);
         loads++;
         return r;

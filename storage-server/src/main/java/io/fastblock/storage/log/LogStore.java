@@ -654,7 +654,7 @@ public final class LogStore implements Closeable {
 
     /** Appends a moved record holding {@code data} (taken over) for a live piece: indexed only where the index still reads the piece's run. */
     CompletableFuture<Void> move(LivePiece piece, ByteBuf data) {
-        return committer.move(piece.chunk(), piece.start(), piece.extent().sequence(), piece.extent().segment(),
+        return rewrite(piece.chunk(), piece.start(), piece.extent().sequence(), piece.extent().segment(),
                 piece.extent().recordPosition(), data);
     }
 
