@@ -206,7 +206,16 @@ class JoinUnderWritesTest {
             assertEquals(rewriteDuringCopy ? 1.0 : 0.0, restarts, "catch-up restarts");
 
             // d replaces c as tail (c stays readable on its files).
+            double foldsBefore = c.server("c").logStore().logMetrics().folds.count();
             setGroup(c, 2, List.of("a", "b", "d"), null);
+            if (c.layout == io.fastblock.storage.chain.TailLayout.LOG) {
+                // c's copy is in its log until it folds each chunk into its file on leaving the tail.
+                long foldedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (c.server("c").logStore().logMetrics().folds.count() < foldsBefore + CHUNKS) {
+                    assertTrue(System.nanoTime() < foldedBy, "c did not fold its log within 30 s");
+                    Thread.sleep(20);
+                }
+            }
             for (int i = 0; i < CHUNKS; i++) {
                 byte[] expected = model[i];
                 Extents expectedExtents = extentsOf(allocated[i]);
