@@ -131,7 +131,7 @@ public final class StorageServer implements AutoCloseable {
         nodes = new NodeDirectory(zk, zkReads).start();
 
         boss = NettyTransport.group(1, "storage-accept");
-        workers = NettyTransport.group(2, "storage-io");
+        workers = NettyTransport.group(config.networkThreads(), "storage-io");
         forwarder = new ChainForwarder(nodeId, nodes, workers, config.chain().ackTimeoutMillis());
         groupChunks = new GroupChunks(config.dataDir());
         chainBlocking = Executors.newFixedThreadPool(2, r -> {

@@ -47,6 +47,18 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void networkEventLoopsAreAFlagWithBounds() {
+        assertEquals(1, StorageServerConfig.fromArgs().networkThreads());
+        assertEquals(2, StorageServerConfig.fromArgs("--network-threads=2").networkThreads());
+        assertEquals(2, StorageServerConfig.fromArgs("--network-threads=2").withPort(1).networkThreads());
+        assertEquals(2, StorageServerConfig.fromArgs("--network-threads=2").withBackground(BackgroundRates.DEFAULTS).networkThreads());
+        for (String bad : new String[] {"--network-threads=0", "--network-threads=65"}) {
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs(bad))
+                    .getMessage().contains("--network-threads must be 1..64, got"), bad);
+        }
+    }
+
+    @Test
     void failureDomainLabelsAndHeartbeatPeriod() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
         assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());

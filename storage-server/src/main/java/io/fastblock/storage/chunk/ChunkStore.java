@@ -140,6 +140,14 @@ public final class ChunkStore implements Closeable {
      * and do not hold a network thread for the copy.
      */
     static final int INLINE_READ_MAX = 128 * 1024;
+    /**
+     * Writes up to this size run on the caller's thread when the chunk's stripe is idle and the write
+     * needs no dirty-record save (an fsync, which must not hold a network thread). Measured on 2 vCPUs
+     * with three servers, 4 KiB QD32 random writes: 16% more IOPS and 23% less server CPU per write
+     * than handing every write to its stripe (docs/performance.md). A page-cache copy can still be
+     * throttled by dirty-page writeback; the inline reads above share that risk.
+     */
+    static final int INLINE_WRITE_MAX = 128 * 1024;
     private final Stripe[] stripes;
     private final ScheduledExecutorService flusher;
     private final DirtyChunks record;
@@ -485,6 +493,21 @@ public final class ChunkStore implements Closeable {
      * bounds what it fetches); takes ownership of {@code data}.
      */
     public CompletableFuture<Void> writeAsync(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) {
+        int length = data.readableBytes();
+        if (length <= INLINE_WRITE_MAX && writesWithoutRecord(chunk, groupId, offset + length)) {
+            // The stripe idle: write on the caller's (network) thread, in the order the stripe would.
+            CompletableFuture<Void> done = stripe(chunk).tryHere(() -> {
+                try {
+                    write(groupId, sequence, chunk, offset, data);
+                } finally {
+                    data.release();
+                }
+                return null;
+            });
+            if (done != null) {
+                return done;
+            }
+        }
         try {
             return CompletableFuture.runAsync(() -> {
                 try {
@@ -676,6 +699,22 @@ public final class ChunkStore implements Closeable {
             record.save(false, entries());
             return t;
         }
+    }
+
+    /**
+     * Whether a write ending at {@code writeEnd} finds the chunk open and already recorded dirty for
+     * its group up to that end, so {@link #markDirty} saves no record. Checked without the stripe's
+     * turn: a flush that turns the chunk clean in between (only after a whole idle interval) costs that
+     * one write its record save where it runs, nothing else.
+     */
+    boolean writesWithoutRecord(ChunkId chunk, int groupId, long writeEnd) {
+        Tracked t = dirty.get(chunk);
+        return t != null && (groupId == UNKNOWN_GROUP || t.groupId == groupId) && writeEnd <= t.end && open.containsKey(chunk);
+    }
+
+    /** Whether the chunk's stripe has nothing queued or running (tests). */
+    boolean stripeIdle(ChunkId chunk) {
+        return stripe(chunk).idle();
     }
 
     /** Reads {@code length} bytes; the caller owns the returned buffer. Fails with {@link CorruptBlockException} or {@link ChunkResyncingException}. */

@@ -77,6 +77,11 @@ final class Stripe implements Executor {
         }
     }
 
+    /** Nothing queued or running (tests: a task's future completes just before its turn is given back). */
+    boolean idle() {
+        return pending.get() == 0;
+    }
+
     void shutdown() {
         thread.shutdown();
     }

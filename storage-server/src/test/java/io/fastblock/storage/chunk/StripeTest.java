@@ -61,7 +61,11 @@ class StripeTest {
         first.get(10, TimeUnit.SECONDS);
         second.get(10, TimeUnit.SECONDS);
         assertEquals(List.of("write 1", "write 2"), order);
-        // Both done: idle again.
+        // Both done: idle again once the second task has given its turn back (its future completes just before).
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!stripe.idle() && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
         assertNotNull(stripe.tryHere(() -> order.add("read")));
         assertEquals(List.of("write 1", "write 2", "read"), order);
     }
