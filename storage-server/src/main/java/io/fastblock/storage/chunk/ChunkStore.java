@@ -143,7 +143,7 @@ public final class ChunkStore implements Closeable {
     /**
      * Writes up to this size run on the caller's thread when the chunk's stripe is idle and the write
      * needs no dirty-record save (an fsync, which must not hold a network thread). Measured on 2 vCPUs
-     * with three servers, 4 KiB QD32 random writes: 16% more IOPS and 23% less server CPU per write
+     * with three servers, 4 KiB QD32 random writes: 16% more IOPS and 21% less server CPU per write
      * than handing every write to its stripe (docs/performance.md). A page-cache copy can still be
      * throttled by dirty-page writeback; the inline reads above share that risk.
      */
