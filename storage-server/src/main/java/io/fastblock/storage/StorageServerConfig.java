@@ -42,9 +42,9 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
      * Network event loops ({@code --network-threads}). With one, a write received from the predecessor,
      * its forward to the successor and the acknowledgement coming back all stay on one thread; with two,
      * the connections landed on either loop and about half of those steps crossed threads (a task queue
-     * and a wake-up each). Measured on 2 vCPUs with three servers, 4 KiB QD32 random writes: one loop
-     * 8% more IOPS and 12% less server CPU per write than two (docs/performance.md). Raise it where one
-     * core cannot carry a node's messages.
+     * and a wake-up each). Measured on 2 vCPUs with three servers (docs/performance.md): one loop wrote
+     * 4 KiB QD32 random writes 14% faster than two with ~18% less server CPU per write, and moved 1 MiB
+     * transfers up to ~10% slower. Raise it where one core cannot carry a node's messages.
      */
     public static final int DEFAULT_NETWORK_THREADS = 1;
     /** Most network event loops. */

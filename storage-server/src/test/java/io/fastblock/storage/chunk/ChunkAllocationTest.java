@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Extents;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,17 +28,6 @@ class ChunkAllocationTest {
         byte[] b = new byte[n];
         new Random(seed).nextBytes(b);
         return b;
-    }
-
-    private static byte[] read(ChunkStore store, ChunkId c, long off, int len) throws Exception {
-        ByteBuf b = store.readAsync(c, off, len, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[len];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
     }
 
     private static void write(ChunkStore s, long off, byte[] data) throws Exception {
@@ -73,14 +60,14 @@ class ChunkAllocationTest {
             trim(s, 8 * K, 8 * K);
             byte[] want = data.clone();
             java.util.Arrays.fill(want, 8 * K, 16 * K, (byte) 0);
-            assertArrayEquals(want, read(s, C, 0, 64 * K), "trimmed blocks read as zeros and pass their checks");
+            assertArrayEquals(want, ChunkReads.read(s, C, 0, 64 * K), "trimmed blocks read as zeros and pass their checks");
             assertEquals(new Extents.Builder().add(0, 8 * K).add(16 * K, 48 * K).build(), s.extents(C, 0, 64 * K));
             assertEquals(List.of(), s.verifyAsync(C, 0, 16).get(10, TimeUnit.SECONDS));
 
             trim(s, 36 * K, 1 << 20);
             assertEquals(36 * K, s.sizeOf(C), "a trim to the end cuts the file");
             assertEquals(new Extents.Builder().add(0, 8 * K).add(16 * K, 20 * K).build(), s.extents(C, 0, 1 << 20));
-            assertArrayEquals(new byte[28 * K], read(s, C, 36 * K, 28 * K));
+            assertArrayEquals(new byte[28 * K], ChunkReads.read(s, C, 36 * K, 28 * K));
             write(s, 60 * K, new byte[] {9});
             assertEquals(new Extents.Builder().add(0, 8 * K).add(16 * K, 20 * K).add(60 * K, 4 * K).build(),
                     s.extents(C, 0, 1 << 20), "a write past the cut allocates only its block");
@@ -103,7 +90,7 @@ class ChunkAllocationTest {
             long after = io.fastblock.storage.io.DiskUsage.allocatedBytes(s.fileOf(C));
             assertTrue(before - after >= (4 << 20) - 65536, "4 MiB went back: " + before + " -> " + after);
             java.util.Arrays.fill(data, 1 << 20, 5 << 20, (byte) 0);
-            assertArrayEquals(data, read(s, C, 0, data.length));
+            assertArrayEquals(data, ChunkReads.read(s, C, 0, data.length));
             assertEquals(new Extents.Builder().add(0, 1 << 20).add(5 << 20, 3 << 20).build(), s.extents(C, 0, 16 << 20));
         }
     }
@@ -119,7 +106,7 @@ class ChunkAllocationTest {
             assertFalse(Files.exists(ChunkFile.sidecarOf(file)));
             assertFalse(Files.exists(ChunkFile.mapOf(file)));
             assertFalse(s.chunks().contains(C));
-            assertArrayEquals(new byte[16 * K], read(s, C, 0, 16 * K));
+            assertArrayEquals(new byte[16 * K], ChunkReads.read(s, C, 0, 16 * K));
             assertEquals(Extents.NONE, s.extents(C, 0, 1 << 20));
             write(s, 4 * K, new byte[] {1});
             assertEquals(new Extents.Builder().add(4 * K, 4 * K).build(), s.extents(C, 0, 1 << 20));

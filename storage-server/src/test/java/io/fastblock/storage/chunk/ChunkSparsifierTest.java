@@ -8,8 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Extents;
 import io.fastblock.storage.io.ByteRateLimiter;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,14 +35,7 @@ class ChunkSparsifierTest {
     }
 
     private static byte[] read(ChunkStore s, long off, int len) throws Exception {
-        ByteBuf b = s.readAsync(C, off, len, PooledByteBufAllocator.DEFAULT).get(30, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[len];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return ChunkReads.read(s, C, off, len);
     }
 
     private static void write(ChunkStore s, long off, byte[] data) throws Exception {

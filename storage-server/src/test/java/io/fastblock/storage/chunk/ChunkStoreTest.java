@@ -18,17 +18,6 @@ class ChunkStoreTest {
     @TempDir
     Path dir;
 
-    private static byte[] read(ChunkStore store, ChunkId c, long off, int len) throws Exception {
-        ByteBuf b = store.readAsync(c, off, len, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[len];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
-    }
-
     @Test
     void writesReadBackAndHolesAndEofReadAsZeros() throws Exception {
         // Dirty the pool so a buffer that is not zeroed explicitly would show garbage.
@@ -44,18 +33,18 @@ class ChunkStoreTest {
             new Random(1).nextBytes(a);
             store.writeAsync(c, 1 << 20, Unpooled.wrappedBuffer(a)).get(10, TimeUnit.SECONDS);
             assertTrue(Files.exists(dir.resolve("chunks/3/9")));
-            assertArrayEquals(a, read(store, c, 1 << 20, 4096));
-            assertArrayEquals(new byte[8192], read(store, c, 4096, 8192), "hole");
-            byte[] tail = read(store, c, (1 << 20) + 4000, 200);
+            assertArrayEquals(a, ChunkReads.read(store, c, 1 << 20, 4096));
+            assertArrayEquals(new byte[8192], ChunkReads.read(store, c, 4096, 8192), "hole");
+            byte[] tail = ChunkReads.read(store, c, (1 << 20) + 4000, 200);
             byte[] want = new byte[200];
             System.arraycopy(a, 4000, want, 0, 96);
             assertArrayEquals(want, tail, "data then zeros past EOF");
-            assertArrayEquals(new byte[512], read(store, new ChunkId(4, 0), 0, 512), "never written chunk");
+            assertArrayEquals(new byte[512], ChunkReads.read(store, new ChunkId(4, 0), 0, 512), "never written chunk");
             byte[] b = new byte[100];
             new Random(2).nextBytes(b);
             store.writeAsync(c, (1 << 20) + 10, Unpooled.wrappedBuffer(b)).get(10, TimeUnit.SECONDS);
             System.arraycopy(b, 0, a, 10, 100);
-            assertArrayEquals(a, read(store, c, 1 << 20, 4096), "overwrite in place");
+            assertArrayEquals(a, ChunkReads.read(store, c, 1 << 20, 4096), "overwrite in place");
         }
     }
 }

@@ -10,7 +10,6 @@ import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
 import io.fastblock.storage.io.ForwardingFileIo;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -94,17 +93,6 @@ class InlineChunkWriteTest {
         assertTrue(store.stripeIdle(c));
     }
 
-    private static byte[] read(ChunkStore store, ChunkId c, long off, int len) throws Exception {
-        ByteBuf b = store.readAsync(c, off, len, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[len];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
-    }
-
     @Test
     void onlySmallWritesThatNeedNoRecordSaveRunOnTheCallersThread() throws Exception {
         Watched files = new Watched();
@@ -137,7 +125,7 @@ class InlineChunkWriteTest {
             assertFalse(writeForces.isEmpty(), "the record saves forced");
             assertFalse(writeForces.contains(me), "no write's fsync ran on the caller's thread: " + writeForces);
 
-            assertArrayEquals(bytes(4096, 2).array(), read(store, c, 4096, 4096));
+            assertArrayEquals(bytes(4096, 2).array(), ChunkReads.read(store, c, 4096, 4096));
         }
     }
 
@@ -173,7 +161,7 @@ class InlineChunkWriteTest {
             assertEquals(List.of("queued work", "write"), order);
             assertTrue(files.lastWriter().startsWith("chunk-io-"), files.dataWriters.toString());
             assertFalse(files.dataWriters.contains(me), files.dataWriters.toString());
-            assertArrayEquals(bytes(4096, 2).array(), read(store, c, 4096, 4096));
+            assertArrayEquals(bytes(4096, 2).array(), ChunkReads.read(store, c, 4096, 4096));
         }
     }
 }
