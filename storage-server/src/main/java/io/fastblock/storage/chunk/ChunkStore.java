@@ -493,31 +493,24 @@ public final class ChunkStore implements Closeable {
      * bounds what it fetches); takes ownership of {@code data}.
      */
     public CompletableFuture<Void> writeAsync(int groupId, long sequence, ChunkId chunk, long offset, ByteBuf data) {
+        Callable<Void> write = () -> {
+            try {
+                write(groupId, sequence, chunk, offset, data);
+                return null;
+            } finally {
+                data.release();
+            }
+        };
         int length = data.readableBytes();
         if (length <= INLINE_WRITE_MAX && writesWithoutRecord(chunk, groupId, offset + length)) {
             // The stripe idle: write on the caller's (network) thread, in the order the stripe would.
-            CompletableFuture<Void> done = stripe(chunk).tryHere(() -> {
-                try {
-                    write(groupId, sequence, chunk, offset, data);
-                } finally {
-                    data.release();
-                }
-                return null;
-            });
+            CompletableFuture<Void> done = stripe(chunk).tryHere(write);
             if (done != null) {
                 return done;
             }
         }
         try {
-            return CompletableFuture.runAsync(() -> {
-                try {
-                    write(groupId, sequence, chunk, offset, data);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                } finally {
-                    data.release();
-                }
-            }, stripe(chunk));
+            return onStripe(chunk, write);
         } catch (RuntimeException rejected) {
             data.release();
             return CompletableFuture.failedFuture(rejected);

@@ -17,6 +17,7 @@ import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.ZkPaths;
 import io.fastblock.storage.BackgroundRates;
+import io.fastblock.storage.chain.TailLayout;
 import io.fastblock.storage.io.FaultInjectingFileIo;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -208,7 +209,7 @@ class JoinUnderWritesTest {
             // d replaces c as tail (c stays readable on its files).
             double foldsBefore = c.server("c").logStore().logMetrics().folds.count();
             setGroup(c, 2, List.of("a", "b", "d"), null);
-            if (c.layout == io.fastblock.storage.chain.TailLayout.LOG) {
+            if (c.layout == TailLayout.LOG) {
                 // c's copy is in its log until it folds each chunk into its file on leaving the tail.
                 long foldedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (c.server("c").logStore().logMetrics().folds.count() < foldsBefore + CHUNKS) {
