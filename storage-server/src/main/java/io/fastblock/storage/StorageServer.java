@@ -114,7 +114,7 @@ public final class StorageServer implements AutoCloseable {
         chunks = new ChunkStore(config.dataDir(), config.ioThreads(), files, ChunkStore.DEFAULT_FLUSH_INTERVAL);
         // The tail reads its log over the in-place chunk files and folds into them when it stops being tail.
         log = LogStore.open(config.dataDir(), config.segmentSize(), metrics, new ChunkStoreBase(chunks), 0, files);
-        cleaner = new LogCleaner(log).start();
+        cleaner = new LogCleaner(log, config.cleanerSettings()).start();
 
         zk = CuratorFrameworkFactory.builder().connectString(config.zk()).sessionTimeoutMs(config.zkSessionTimeoutMs())
                 .connectionTimeoutMs(10_000).retryPolicy(new ExponentialBackoffRetry(200, 10)).build();

@@ -59,6 +59,23 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void logCleanTargetIsAShareWithBounds() {
+        assertEquals(0.5, StorageServerConfig.fromArgs().logCleanTarget());
+        assertEquals(0.5, StorageServerConfig.fromArgs().cleanerSettings().targetUtilisation());
+        assertEquals(0.85, StorageServerConfig.fromArgs().cleanerSettings().pressureUtilisation());
+        assertEquals(0.7, StorageServerConfig.fromArgs("--log-clean-target=0.7").logCleanTarget());
+        assertEquals(0.7, StorageServerConfig.fromArgs("--log-clean-target=70%").withPort(1).logCleanTarget(), 1e-12);
+        assertEquals(0.9, StorageServerConfig.fromArgs("--log-clean-target=0.9").withBackground(BackgroundRates.DEFAULTS)
+                .cleanerSettings().pressureUtilisation(), "never a laxer target under pressure");
+        for (String bad : new String[] {"--log-clean-target=0", "--log-clean-target=1.5", "--log-clean-target=half",
+                "--log-clean-target=150%"}) {
+            String message = assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs(bad)).getMessage();
+            assertTrue(message.contains("--log-clean-target must be a share in (0, 1]") && message.contains(bad.substring(19)),
+                    bad + ": " + message);
+        }
+    }
+
+    @Test
     void failureDomainLabelsAndHeartbeatPeriod() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
         assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());

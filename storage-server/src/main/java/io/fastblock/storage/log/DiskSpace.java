@@ -33,6 +33,12 @@ final class DiskSpace {
         return store.getUsableSpace();
     }
 
+    /** Usable / total bytes of the filesystem (1.0 when its size is unknown). */
+    double freeRatio() throws IOException {
+        long total = store.getTotalSpace();
+        return total <= 0 ? 1.0 : (double) store.getUsableSpace() / total;
+    }
+
     /** Throws {@link NoSpaceException} if writing {@code bytes} more would leave less than the reserve free. */
     void check(long bytes) throws IOException {
         long r = reserved;

@@ -160,6 +160,11 @@ public final class LogStore implements Closeable {
         return disk == 0 ? 1.0 : (double) liveBytes.total() / disk;
     }
 
+    /** Usable / total bytes of the log's filesystem (what the cleaner calls space pressure is a low value). */
+    public double freeSpaceRatio() throws IOException {
+        return space.freeRatio();
+    }
+
     /** Free bytes below which foreground appends fail with {@link NoSpaceException}. */
     public long reservedSpace() {
         return space.reserved();
