@@ -22,7 +22,7 @@ class StorageServerConfigTest {
         assertEquals("127.0.0.1", c.listen());
         assertEquals(9401, c.port());
         assertEquals("127.0.0.1:2181", c.zk());
-        assertEquals(256L << 20, c.segmentSize());
+        assertEquals(64L << 20, c.segmentSize());
         assertEquals(5000, c.zkSessionTimeoutMs());
     }
 
