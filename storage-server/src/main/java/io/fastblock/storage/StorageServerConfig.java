@@ -62,8 +62,8 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
      * The log cleaner's utilisation target ({@code --log-clean-target}, live / on-disk bytes of the
      * tail's log): segments are copied out only while the log holds less live data than this share of
      * its size, so at 0.5 it may grow to about twice its live bytes. A higher target saves disk and
-     * costs CPU and log writes: measured on 2 vCPUs (docs/performance.md), 0.85 spent about a third of
-     * a tail's CPU copying live records under 4 KiB random overwrites. Whatever the target, a log whose
+     * costs CPU and log writes: measured on 2 vCPUs (docs/performance.md), at 0.85 copying live records
+     * took about a third of the servers' CPU per 4 KiB random overwrite. Whatever the target, a log whose
      * filesystem is 10% free or less is cleaned to 0.85 (see {@link LogCleaner}).
      */
     public static final double DEFAULT_LOG_CLEAN_TARGET = LogCleaner.Settings.DEFAULT_TARGET;

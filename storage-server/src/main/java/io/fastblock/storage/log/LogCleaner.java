@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * filesystem runs short ({@link Settings#pressureFreeRatio} of it or less free) it cleans to
  * {@link Settings#pressureUtilisation} instead, paying more copying for the space. Measured on
  * 2 vCPUs (docs/performance.md): with the old fixed 0.85 target the cleaner's copies took about
- * a third of a tail's CPU under 4 KiB random overwrites.
+ * a third of the servers' CPU per 4 KiB random overwrite.
  *
  * <p>Crash safety: a moved record is indexed only where the index still reads from its origin,
  * on the live path and on replay; the old segment is deleted only after the index that no longer
@@ -125,7 +125,7 @@ public final class LogCleaner implements AutoCloseable {
 
     /** The share of the log's filesystem that is free. */
     @FunctionalInterface
-    public interface FreeSpace {
+    interface FreeSpace {
         double ratio() throws IOException;
     }
 
