@@ -197,7 +197,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         long heartbeatMs = cl.getLong("heartbeat-ms", DEFAULT_HEARTBEAT_MS);
         int ioThreads = cl.getInt("io-threads", DEFAULT_IO_THREADS);
         int networkThreads = cl.getInt("network-threads", DEFAULT_NETWORK_THREADS);
-        double logCleanTarget = share("log-clean-target", cl.get("log-clean-target", null), DEFAULT_LOG_CLEAN_TARGET);
+        double logCleanTarget = cl.getShare("log-clean-target", DEFAULT_LOG_CLEAN_TARGET);
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -208,24 +208,6 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         }
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
                 zkSessionTimeoutMs, background, labels, heartbeatMs, ioThreads, networkThreads, logCleanTarget);
-    }
-
-    /** A share in (0, 1] given as a number ("0.5") or a percentage ("50%"). */
-    private static double share(String name, String text, double dflt) {
-        if (text == null) {
-            return dflt;
-        }
-        String t = text.strip();
-        try {
-            double v = t.endsWith("%") ? Double.parseDouble(t.substring(0, t.length() - 1).strip()) / 100
-                    : Double.parseDouble(t);
-            if (!(v > 0 && v <= 1)) {
-                throw new IllegalArgumentException("--" + name + " must be a share in (0, 1] (e.g. 0.5 or 50%), got " + text);
-            }
-            return v;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be a share in (0, 1] (e.g. 0.5 or 50%), got " + text);
-        }
     }
 
     /** A byte rate per second: a size, or 0 (unlimited for copies, off for the scrubber). */

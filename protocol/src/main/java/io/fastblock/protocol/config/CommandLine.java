@@ -80,6 +80,25 @@ public final class CommandLine {
         throw new IllegalArgumentException("--" + name + " must be true or false, got '" + v + "'");
     }
 
+    /** A share in (0, 1], written as a fraction ("0.5") or a percentage ("50%"). */
+    public double getShare(String name, double defaultValue) {
+        String v = get(name, null);
+        if (v == null) {
+            return defaultValue;
+        }
+        String t = v.trim();
+        double share;
+        try {
+            share = t.endsWith("%") ? Double.parseDouble(t.substring(0, t.length() - 1).trim()) / 100 : Double.parseDouble(t);
+        } catch (NumberFormatException e) {
+            share = Double.NaN;
+        }
+        if (!(share > 0 && share <= 1)) {
+            throw new IllegalArgumentException("--" + name + " must be a share in (0, 1] (e.g. 0.5 or 50%), got '" + v + "'");
+        }
+        return share;
+    }
+
     /** Throws naming every flag that no getter asked for. */
     public void rejectUnknown() {
         Set<String> unknown = new HashSet<>(values.keySet());
