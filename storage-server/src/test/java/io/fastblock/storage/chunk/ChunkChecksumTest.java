@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.TestBuffers;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -25,14 +26,7 @@ class ChunkChecksumTest {
     Path dir;
 
     static byte[] read(ChunkStore store, ChunkId c, long off, int len) throws Exception {
-        ByteBuf b = store.read(c, off, len, PooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[len];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return TestBuffers.drain(store.read(c, off, len, PooledByteBufAllocator.DEFAULT), len);
     }
 
     static void write(ChunkStore store, ChunkId c, long off, byte[] data) throws Exception {

@@ -1,7 +1,7 @@
 package io.fastblock.storage.chunk;
 
 import io.fastblock.protocol.ChunkId;
-import io.netty.buffer.ByteBuf;
+import io.fastblock.storage.TestBuffers;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.concurrent.TimeUnit;
 
@@ -11,13 +11,6 @@ final class ChunkReads {
     }
 
     static byte[] read(ChunkStore store, ChunkId chunk, long offset, int length) throws Exception {
-        ByteBuf b = store.readAsync(chunk, offset, length, PooledByteBufAllocator.DEFAULT).get(30, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return TestBuffers.drain(store.readAsync(chunk, offset, length, PooledByteBufAllocator.DEFAULT).get(30, TimeUnit.SECONDS), length);
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Status;
 import io.fastblock.storage.StorageServer;
+import io.fastblock.storage.TestBuffers;
 import io.fastblock.storage.chain.TailLayout;
 import io.fastblock.storage.log.LogScrubber;
 import io.fastblock.storage.log.LogStore;
@@ -70,14 +71,7 @@ class CorruptionTest {
     }
 
     private static byte[] localRead(StorageServer s, ChunkId chunk) throws Exception {
-        ByteBuf b = s.chunkStore().readAsync(chunk, 0, SIZE, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
-        try {
-            byte[] out = new byte[SIZE];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return TestBuffers.drain(s.chunkStore().readAsync(chunk, 0, SIZE, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS), SIZE);
     }
 
     private void readRepairsFlipOn(String node, ChunkId chunk, long seed) throws Exception {

@@ -9,8 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
+import io.fastblock.storage.TestBuffers;
 import io.fastblock.storage.chunk.ChunkStore;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.IOException;
@@ -55,14 +55,7 @@ class FoldTest {
     }
 
     private byte[] baseFile(ChunkId chunk, int length) throws IOException {
-        ByteBuf b = chunks.read(chunk, 0, length, UnpooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return TestBuffers.drain(chunks.read(chunk, 0, length, UnpooledByteBufAllocator.DEFAULT), length);
     }
 
     private long keysOf(ChunkId chunk) throws IOException {

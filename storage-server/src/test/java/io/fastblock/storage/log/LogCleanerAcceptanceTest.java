@@ -1,13 +1,12 @@
 package io.fastblock.storage.log;
 
+import static io.fastblock.storage.log.LogFixture.read;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -166,16 +165,5 @@ class LogCleanerAcceptanceTest {
     private static double pct(List<long[]> passes, double q) {
         long[] all = passes.stream().flatMapToLong(Arrays::stream).sorted().toArray();
         return all[(int) Math.min(all.length - 1, Math.floor(q * all.length))] / 1e6;
-    }
-
-    private static byte[] read(LogStore store, ChunkId chunk, long offset, int length) throws Exception {
-        ByteBuf b = store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
     }
 }

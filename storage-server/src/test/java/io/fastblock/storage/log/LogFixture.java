@@ -1,7 +1,7 @@
 package io.fastblock.storage.log;
 
 import io.fastblock.protocol.ChunkId;
-import io.netty.buffer.ByteBuf;
+import io.fastblock.storage.TestBuffers;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
@@ -24,14 +24,7 @@ final class LogFixture {
     }
 
     static byte[] read(LogStore store, ChunkId chunk, long offset, int length) throws IOException {
-        ByteBuf b = store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return TestBuffers.drain(store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT), length);
     }
 
     /** Number of index keys of all chunks. */

@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -67,14 +65,7 @@ class LogStoreTest {
     }
 
     private byte[] read(ChunkId chunk, long offset, int length) throws IOException {
-        ByteBuf b = store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT);
-        try {
-            byte[] out = new byte[length];
-            b.getBytes(0, out);
-            return out;
-        } finally {
-            b.release();
-        }
+        return LogFixture.read(store, chunk, offset, length);
     }
 
     @Test

@@ -1,0 +1,20 @@
+package io.fastblock.storage;
+
+import io.netty.buffer.ByteBuf;
+
+/** What the stores' read paths hand back, as bytes a test can compare. */
+public final class TestBuffers {
+    private TestBuffers() {
+    }
+
+    /** The first {@code length} readable bytes of {@code b}, which is released. */
+    public static byte[] drain(ByteBuf b, int length) {
+        try {
+            byte[] out = new byte[length];
+            b.getBytes(b.readerIndex(), out);
+            return out;
+        } finally {
+            b.release();
+        }
+    }
+}
