@@ -10,8 +10,16 @@ package io.fastblock.protocol.codec;
  * servers' CPU per 1 MiB read in a profile. Caching buffers up to 2 MiB per thread lets a buffer
  * freed on another thread (Data-In written on the iSCSI loop, an answer written on the network
  * loop) go back to the cache of the thread that allocated it, where the next read takes it.
- * The normal-size cache is cut from 64 to 16 entries per size class to bound what a thread may
- * keep after a burst (16 x 1.25 MiB) under the servers' 256 MiB of direct memory.
+ * The normal-size cache is cut from 64 to 16 entries per size class.
+ * <p>
+ * That alone did not bound what the caches keep: every size class from 32 KiB to 2 MiB has its
+ * 16 entries per thread, and a socket's read buffers come in several sizes (the adaptive receive
+ * allocator's guesses), so run after run of 1 MiB QD32 reads filled more classes. A gateway's
+ * pooled direct memory grew 80, 104, 132 ... 220 MiB over nine 5 s runs and stayed there while
+ * idle, until allocations failed against its 256 MiB limit: its storage connections broke and reads
+ * were retried after 600 ms. So each event loop also trims its cache every second, freeing the
+ * entries it did not use since the last trim: the same nine runs then held 40-104 MiB, 76 MiB a few
+ * seconds after the last one (docs/performance.md).
  * <p>
  * Netty reads these properties once, when the allocator class initializes: call
  * {@link #serverDefault()} first thing in a server's {@code main}. A value given on the command
@@ -20,9 +28,12 @@ package io.fastblock.protocol.codec;
 public final class BufferPoolDefaults {
     public static final String MAX_CACHED = "io.netty.allocator.maxCachedBufferCapacity";
     public static final String NORMAL_CACHE_SIZE = "io.netty.allocator.normalCacheSize";
+    public static final String TRIM_INTERVAL = "io.netty.allocator.cacheTrimIntervalMillis";
     /** Covers a 1 MiB payload plus its frame header (the 1.25 MiB size class) with room to spare. */
     static final int MAX_CACHED_BYTES = 2 * 1024 * 1024;
     static final int NORMAL_CACHE_ENTRIES = 16;
+    /** How often an event loop frees the cached buffers it did not reuse meanwhile. */
+    static final long TRIM_MILLIS = 1000;
 
     private BufferPoolDefaults() {
     }
@@ -31,6 +42,7 @@ public final class BufferPoolDefaults {
     public static void serverDefault() {
         setIfAbsent(MAX_CACHED, Integer.toString(MAX_CACHED_BYTES));
         setIfAbsent(NORMAL_CACHE_SIZE, Integer.toString(NORMAL_CACHE_ENTRIES));
+        setIfAbsent(TRIM_INTERVAL, Long.toString(TRIM_MILLIS));
     }
 
     private static void setIfAbsent(String key, String value) {

@@ -35,6 +35,71 @@ class BufferPoolDefaultsTest {
     }
 
     @Test
+    void anIdleEventLoopGivesItsCachedBuffersBack() throws Exception {
+        // Defaults: the loop's cache is emptied by the periodic trim once the buffers go unused.
+        assertEquals(0, cachedAfterIdle(List.of()), "normal-size buffers still held by an idle loop");
+        // The same defaults with the trim turned off on the command line: the cache keeps them.
+        assertTrue(cachedAfterIdle(List.of("-D" + BufferPoolDefaults.TRIM_INTERVAL + "=0")) >= TrimProbe.SIZES.length,
+                "without the trim the cache should still hold the buffers");
+    }
+
+    private static long cachedAfterIdle(List<String> jvmArgs) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(TrimProbe.class.getName());
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
+        assertEquals(0, p.exitValue(), out);
+        String last = out.lines().reduce((a, b) -> b).orElse("");
+        return Long.parseLong(last.replace("active-normal-allocations=", ""));
+    }
+
+    /**
+     * Child JVM: an event loop allocates and frees buffers of the sizes a socket's reads come in (they
+     * stay in its cache), then idles; prints how many of them the arenas still count as taken.
+     */
+    public static final class TrimProbe {
+        static final int[] SIZES = {40 << 10, 64 << 10, 96 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, (1 << 20) + 64};
+
+        public static void main(String[] args) throws Exception {
+            BufferPoolDefaults.serverDefault();
+            io.netty.channel.DefaultEventLoop loop = new io.netty.channel.DefaultEventLoop();
+            try {
+                loop.submit(() -> {
+                    List<ByteBuf> held = new ArrayList<>();
+                    for (int size : SIZES) {
+                        held.add(PooledByteBufAllocator.DEFAULT.directBuffer(size));
+                    }
+                    held.forEach(ByteBuf::release); // into the loop's cache
+                }).get(10, TimeUnit.SECONDS);
+                if (active() < SIZES.length) {
+                    throw new AssertionError("the buffers did not stay in the loop's cache: " + active());
+                }
+                // Two trims: the first forgets the allocations counted before it, the second frees what went unused.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+                while (active() > 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                System.out.println("active-normal-allocations=" + active());
+            } finally {
+                loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+        }
+
+        private static long active() {
+            long n = 0;
+            for (PoolArenaMetric a : PooledByteBufAllocator.DEFAULT.metric().directArenas()) {
+                n += a.numActiveNormalAllocations();
+            }
+            return n;
+        }
+    }
+
+    @Test
     void aValueGivenOnTheCommandLineWins() {
         String before = System.getProperty(BufferPoolDefaults.MAX_CACHED);
         String beforeSize = System.getProperty(BufferPoolDefaults.NORMAL_CACHE_SIZE);
