@@ -1,6 +1,7 @@
 package io.fastblock.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -73,6 +74,17 @@ class StorageServerConfigTest {
             assertTrue(message.contains("--log-clean-target must be a share in (0, 1]") && message.contains(bad.substring(19)),
                     bad + ": " + message);
         }
+    }
+
+    @Test
+    void logDirectIoIsOnByDefaultAndCanBeTurnedOff() {
+        assertTrue(StorageServerConfig.fromArgs().logDirectIo());
+        assertFalse(StorageServerConfig.fromArgs("--log-direct-io=false").logDirectIo());
+        assertFalse(StorageServerConfig.fromArgs("--log-direct-io=no").withPort(1).withBackground(BackgroundRates.DEFAULTS)
+                .logDirectIo());
+        String message = assertThrows(IllegalArgumentException.class,
+                () -> StorageServerConfig.fromArgs("--log-direct-io=maybe")).getMessage();
+        assertTrue(message.contains("--log-direct-io must be true or false, got 'maybe'"), message);
     }
 
     @Test

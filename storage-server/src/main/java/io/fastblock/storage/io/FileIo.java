@@ -30,6 +30,15 @@ public interface FileIo extends Closeable {
 
     long size() throws IOException;
 
+    /**
+     * What every write through this handle must be a multiple of: its position, its length and its
+     * buffer's address. 1 for a file written through the page cache; the filesystem's block size for
+     * one opened by {@link FileIoFactory#openDirect}.
+     */
+    default int writeAlignment() {
+        return 1;
+    }
+
     /** Cuts the file to {@code size} bytes (no-op if it is already that short). */
     void truncate(long size) throws IOException;
 

@@ -14,6 +14,20 @@ public interface FileIoFactory {
     FileIo open(Path file, boolean create) throws IOException;
 
     /**
+     * Opens an existing file for writes that bypass the page cache (O_DIRECT), or returns null where
+     * this layer or the file's filesystem cannot. Such a write reaches the device without a copy into
+     * the page cache, and the kernel has no dirty pages of it to write back at the next fsync; it is
+     * still durable only after {@link FileIo#force} (of any handle on the file). Its position, length
+     * and buffer address must be multiples of the handle's {@link FileIo#writeAlignment}. Reads go
+     * through a handle from {@link #open}: the kernel drops cached pages a direct write overwrites.
+     * The caller must not also write the same blocks through the page cache (a dirty cached page
+     * written back later would undo the direct write).
+     */
+    default FileIo openDirect(Path file) throws IOException {
+        return null;
+    }
+
+    /**
      * Makes the directory's entries durable: a file created (or renamed, or deleted) in it
      * survives a power loss only after this.
      */
@@ -50,8 +64,43 @@ public interface FileIoFactory {
         }
     }
 
-    /** The factory over real files ({@link RealFileIo}). */
+    /** The factory over real files ({@link RealFileIo}); direct writes where the filesystem takes them. */
     static FileIoFactory real() {
         return RealFileIo.FACTORY;
+    }
+
+    /** {@code files} with {@link #openDirect} turned off: every write goes through the page cache. */
+    static FileIoFactory withoutDirectWrites(FileIoFactory files) {
+        return new FileIoFactory() {
+            @Override
+            public FileIo open(Path file, boolean create) throws IOException {
+                return files.open(file, create);
+            }
+
+            @Override
+            public void syncDirectory(Path dir) throws IOException {
+                files.syncDirectory(dir);
+            }
+
+            @Override
+            public boolean delete(Path file) throws IOException {
+                return files.delete(file);
+            }
+
+            @Override
+            public void rename(Path from, Path to) throws IOException {
+                files.rename(from, to);
+            }
+
+            @Override
+            public String bootId() {
+                return files.bootId();
+            }
+
+            @Override
+            public String toString() {
+                return files + " without direct writes";
+            }
+        };
     }
 }

@@ -18,6 +18,32 @@ public final class RealFileIo implements FileIo {
         }
 
         @Override
+        public FileIo openDirect(Path file) throws IOException {
+            FileChannel ch;
+            try {
+                ch = FileChannel.open(file, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+            } catch (UnsupportedOperationException e) {
+                return null; // no O_DIRECT in this JDK or on this platform
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw e;
+            } catch (IOException e) {
+                return null; // EINVAL: the filesystem (tmpfs, some FUSE ones) has no O_DIRECT
+            }
+            try {
+                // The JDK checks direct writes against the filesystem's block size (statvfs f_frsize).
+                int alignment = (int) java.nio.file.Files.getFileStore(file).getBlockSize();
+                if (alignment < 1 || Integer.bitCount(alignment) != 1) {
+                    ch.close();
+                    return null;
+                }
+                return new RealFileIo(file, ch, alignment);
+            } catch (IOException | RuntimeException e) {
+                ch.close();
+                return null;
+            }
+        }
+
+        @Override
         public void syncDirectory(Path dir) throws IOException {
             // Opening a directory read-only and forcing it is how Linux fsyncs a directory from Java.
             try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
@@ -33,10 +59,21 @@ public final class RealFileIo implements FileIo {
 
     private final Path path;
     private final FileChannel channel;
+    private final int alignment;
 
     private RealFileIo(Path path, FileChannel channel) {
+        this(path, channel, 1);
+    }
+
+    private RealFileIo(Path path, FileChannel channel, int alignment) {
         this.path = path;
         this.channel = channel;
+        this.alignment = alignment;
+    }
+
+    @Override
+    public int writeAlignment() {
+        return alignment;
     }
 
     @Override

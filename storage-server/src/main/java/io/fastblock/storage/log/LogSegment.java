@@ -24,6 +24,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * header as the clean end of the records. When the segment is sealed (the log rolled on), its
  * file is cut back to its records before it is forced for the last time, and so before any record
  * of the next segment is forced: a sealed segment never ends in zeros that would end replay early.
+ *
+ * <p>Where the filesystem allows, the active segment is written around the page cache by an
+ * {@link AlignedAppender} (records and zeros alike, so no block is ever written both ways); reads
+ * still go through the cache. Then the records' last block is padded with zeros and the zeros
+ * ahead start at a block boundary.
  */
 public final class LogSegment implements Closeable {
     private final long number;
@@ -43,6 +48,9 @@ public final class LogSegment implements Closeable {
     /** Appended records not yet written (committer thread only), from {@link #pendingAt}. */
     private final List<ByteBuffer> pending = new ArrayList<>();
     private long pendingAt;
+    /** Writes around the page cache, opened at the first write; null before, or where there are none. */
+    private volatile AlignedAppender appender;
+    private boolean appenderTried;
 
     private LogSegment(long number, Path path, FileIo channel, FileIoFactory files, long size) {
         this.number = number;
@@ -118,14 +126,42 @@ public final class LogSegment implements Closeable {
         ByteBuffer[] parts = pending.toArray(ByteBuffer[]::new);
         pending.clear();
         long end = size(); // everything appended since the last call is pending
-        if (end <= zeroedTo) {
+        AlignedAppender direct = appender();
+        long reach = direct == null ? end : direct.roundUp(end);
+        if (reach <= zeroedTo) {
             // Inside the forced zeros: the preallocator only writes past them.
-            channel.writeFully(parts, pendingAt);
+            write(direct, parts);
             return;
         }
         synchronized (padLock) {
             // Past them: after any zeros being written there now, never before.
+            write(direct, parts);
+        }
+    }
+
+    private void write(AlignedAppender direct, ByteBuffer[] parts) throws IOException {
+        if (direct != null) {
+            direct.write(parts, pendingAt);
+        } else {
             channel.writeFully(parts, pendingAt);
+        }
+    }
+
+    /** The direct writer, opened on first use while the segment takes records; null where there is none. */
+    private AlignedAppender appender() throws IOException {
+        AlignedAppender a = appender;
+        if (a != null || appenderTried) {
+            return a;
+        }
+        synchronized (padLock) {
+            if (!appenderTried && !sealed) {
+                appenderTried = true;
+                FileIo d = files.openDirect(path);
+                if (d != null) {
+                    appender = new AlignedAppender(d, channel);
+                }
+            }
+            return appender;
         }
     }
 
@@ -146,6 +182,18 @@ public final class LogSegment implements Closeable {
             }
         }
         channel.force(true);
+        closeAppender(); // sealed: no more records, no more zeros
+    }
+
+    private void closeAppender() throws IOException {
+        synchronized (padLock) {
+            AlignedAppender a = appender;
+            appender = null;
+            appenderTried = true;
+            if (a != null) {
+                a.close();
+            }
+        }
     }
 
     /** The log rolled on past this segment: no more zeros are written ahead of it, and its next force cuts them off. */
@@ -166,13 +214,26 @@ public final class LogSegment implements Closeable {
      * once the zeros reach {@code target} or the segment is sealed. Called by the preallocator only.
      */
     long zeroAhead(long target, ByteBuffer zeros) throws IOException {
+        AlignedAppender direct = appender();
         synchronized (padLock) {
             long from = Math.max(zeroedTo, size());
+            if (direct != null) {
+                // Whole blocks after the records' last one, which the committer pads itself.
+                from = direct.roundUp(from);
+            }
             if (sealed || from >= target) {
                 return 0;
             }
             int n = (int) Math.min(zeros.remaining(), target - from);
-            channel.writeFully(new ByteBuffer[]{zeros.duplicate().limit(zeros.position() + n)}, from);
+            if (direct != null) {
+                n &= -direct.block();
+                if (n == 0) {
+                    return 0;
+                }
+                direct.writeZeros(from, n);
+            } else {
+                channel.writeFully(new ByteBuffer[]{zeros.duplicate().limit(zeros.position() + n)}, from);
+            }
             channel.force(false);
             zeroedTo = from + n;
             return n;
@@ -202,6 +263,7 @@ public final class LogSegment implements Closeable {
         synchronized (padLock) {
             synchronized (this) {
                 pending.clear();
+                forgetPartialBlock();
                 if (channel.size() > position) {
                     truncate(position);
                 } else {
@@ -215,11 +277,19 @@ public final class LogSegment implements Closeable {
     void truncate(long position) throws IOException {
         synchronized (padLock) {
             synchronized (this) {
+                forgetPartialBlock();
                 channel.truncate(position);
                 channel.force(true);
                 size = position;
                 zeroedTo = Math.min(zeroedTo, position);
             }
+        }
+    }
+
+    private void forgetPartialBlock() {
+        AlignedAppender a = appender;
+        if (a != null) {
+            a.forget();
         }
     }
 
@@ -239,6 +309,7 @@ public final class LogSegment implements Closeable {
     /** Drops a reference; the last one closes the file and, if {@code deleteWhenFree} was set, deletes it. */
     void release() throws IOException {
         if (refs.decrementAndGet() == 0) {
+            closeAppender();
             channel.close();
             if (deleteWhenFree) {
                 files.delete(path);
@@ -256,6 +327,7 @@ public final class LogSegment implements Closeable {
 
     @Override
     public void close() throws IOException {
+        closeAppender();
         channel.close();
     }
 }

@@ -24,6 +24,8 @@ import java.util.Set;
  */
 public final class FaultInjectingFileIo implements FileIo {
     public static final int SECTOR = 512;
+    /** The block size of handles from {@link Factory#openDirect}: their writes must be whole blocks. */
+    public static final int DIRECT_BLOCK = 4096;
 
     /** What happens to the last write before a power loss. */
     public enum Tear {
@@ -78,9 +80,34 @@ public final class FaultInjectingFileIo implements FileIo {
             if (!existed) {
                 unsyncedNames.add(p);
             }
-            FaultInjectingFileIo io = new FaultInjectingFileIo(this, p, ch, files.computeIfAbsent(p, k -> new FileState()));
+            FaultInjectingFileIo io = new FaultInjectingFileIo(this, p, ch, files.computeIfAbsent(p, k -> new FileState()), 1);
             open.add(io);
             return io;
+        }
+
+        /**
+         * A handle standing for an O_DIRECT one: its writes must be whole {@link #DIRECT_BLOCK}s (as the
+         * kernel's EINVAL, an IOException otherwise) and share the file's unforced history with every
+         * other handle, so a power loss drops them unless some handle forced the file after them.
+         */
+        @Override
+        public synchronized FileIo openDirect(Path file) throws IOException {
+            checkUp();
+            Path p = file.toAbsolutePath().normalize();
+            // Readable although a direct handle is not: the undo list keeps the bytes each write replaces.
+            FileChannel ch = FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            FaultInjectingFileIo io = new FaultInjectingFileIo(this, p, ch, files.computeIfAbsent(p, k -> new FileState()),
+                    DIRECT_BLOCK);
+            open.add(io);
+            directOpens++;
+            return io;
+        }
+
+        private int directOpens;
+
+        /** Handles opened by {@link #openDirect} so far. */
+        public synchronized int directOpens() {
+            return directOpens;
         }
 
         /** The file and its unforced history go: a file created later under the name starts afresh. */
@@ -296,13 +323,20 @@ public final class FaultInjectingFileIo implements FileIo {
     private final Path path;
     private final FileChannel channel;
     private final FileState state;
+    private final int alignment;
     private volatile boolean fenced;
 
-    private FaultInjectingFileIo(Factory factory, Path path, FileChannel channel, FileState state) {
+    private FaultInjectingFileIo(Factory factory, Path path, FileChannel channel, FileState state, int alignment) {
         this.factory = factory;
         this.path = path;
         this.channel = channel;
         this.state = state;
+        this.alignment = alignment;
+    }
+
+    @Override
+    public int writeAlignment() {
+        return alignment;
     }
 
     private void fence() {
@@ -329,6 +363,10 @@ public final class FaultInjectingFileIo implements FileIo {
     @Override
     public int write(ByteBuffer src, long position) throws IOException {
         // Record and write under the factory's lock so a power loss sees each write whole or not at all.
+        if (position % alignment != 0 || src.remaining() % alignment != 0) {
+            throw new IOException("Invalid argument: direct write of " + src.remaining() + " bytes at " + position + " to " + path
+                    + " is not in whole blocks of " + alignment);
+        }
         synchronized (factory) {
             check();
             factory.recordWrite(state, path, position, src, channel);
