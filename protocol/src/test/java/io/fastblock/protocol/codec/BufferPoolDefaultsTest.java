@@ -44,18 +44,7 @@ class BufferPoolDefaultsTest {
     }
 
     private static long cachedAfterIdle(List<String> jvmArgs) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(jvmArgs);
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add(TrimProbe.class.getName());
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
-        assertEquals(0, p.exitValue(), out);
-        String last = out.lines().reduce((a, b) -> b).orElse("");
-        return Long.parseLong(last.replace("active-normal-allocations=", ""));
+        return runProbe(jvmArgs, TrimProbe.class, "", "active-normal-allocations=");
     }
 
     /**
@@ -125,18 +114,25 @@ class BufferPoolDefaultsTest {
     }
 
     private static long arenaAllocations(boolean tuned) throws IOException, InterruptedException {
+        return runProbe(List.of(), Probe.class, Boolean.toString(tuned), "arena-normal-allocations=");
+    }
+
+    /** Runs {@code probe}'s main in a JVM of its own and returns the number its last line gives after {@code key}. */
+    private static long runProbe(List<String> jvmArgs, Class<?> probe, String arg, String key)
+            throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(Probe.class.getName());
-        cmd.add(Boolean.toString(tuned));
+        cmd.add(probe.getName());
+        cmd.add(arg);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertTrue(p.waitFor(120, TimeUnit.SECONDS), "probe did not finish");
         assertEquals(0, p.exitValue(), out);
         String last = out.lines().reduce((a, b) -> b).orElse("");
-        return Long.parseLong(last.replace("arena-normal-allocations=", ""));
+        return Long.parseLong(last.replace(key, ""));
     }
 
     /** Child JVM: prints how many of its buffers the arenas had to allocate. */
