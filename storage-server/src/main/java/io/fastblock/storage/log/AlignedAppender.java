@@ -43,9 +43,14 @@ final class AlignedAppender implements Closeable {
         this.direct = direct;
         this.reader = reader;
         this.block = direct.writeAlignment();
-        if (block < 1 || Integer.bitCount(block) != 1 || block > 64 << 10) {
+        if (!supports(block)) {
             throw new IllegalArgumentException("direct write alignment must be a power of two up to 64 KiB, got " + block);
         }
+    }
+
+    /** Whether blocks of this size can be written (a power of two up to 64 KiB; the zeros are aligned for that). */
+    static boolean supports(int block) {
+        return block >= 1 && Integer.bitCount(block) == 1 && block <= 64 << 10;
     }
 
     int block() {

@@ -31,6 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ahead start at a block boundary.
  */
 public final class LogSegment implements Closeable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogSegment.class);
+    /** The fall-back to the page cache is said once per process, not once per segment. */
+    private static final java.util.concurrent.atomic.AtomicBoolean TOLD_NO_DIRECT = new java.util.concurrent.atomic.AtomicBoolean();
     private final long number;
     private final Path path;
     /** Through the node's file layer, so a simulated power loss drops the log's unforced tail too. */
@@ -157,8 +160,15 @@ public final class LogSegment implements Closeable {
             if (!appenderTried && !sealed) {
                 appenderTried = true;
                 FileIo d = files.openDirect(path);
-                if (d != null) {
+                if (d != null && AlignedAppender.supports(d.writeAlignment())) {
                     appender = new AlignedAppender(d, channel);
+                } else if (d != null) {
+                    // Blocks too large to rewrite for every small batch: written through the page cache instead.
+                    if (!TOLD_NO_DIRECT.getAndSet(true)) {
+                        LOG.info("log segment {}: direct writes would need blocks of {} bytes; the log is written through"
+                                + " the page cache", number, d.writeAlignment());
+                    }
+                    d.close();
                 }
             }
             return appender;

@@ -93,6 +93,52 @@ class LogWritePathsTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void aFilesystemWhoseBlocksAreTooLargeIsWrittenThroughThePageCache() throws Exception {
+        FaultInjectingFileIo.Factory disk = new FaultInjectingFileIo.Factory(12);
+        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        FileIoFactory bigBlocks = new FileIoFactory() {
+            @Override
+            public io.fastblock.storage.io.FileIo open(Path file, boolean create) throws java.io.IOException {
+                return disk.open(file, create);
+            }
+
+            @Override
+            public void syncDirectory(Path d) throws java.io.IOException {
+                disk.syncDirectory(d);
+            }
+
+            @Override
+            public io.fastblock.storage.io.FileIo openDirect(Path file) throws java.io.IOException {
+                opened.incrementAndGet();
+                return new io.fastblock.storage.io.ForwardingFileIo(disk.openDirect(file)) {
+                    @Override
+                    public int writeAlignment() {
+                        return 128 << 10;
+                    }
+
+                    @Override
+                    public int write(java.nio.ByteBuffer src, long position) {
+                        throw new AssertionError("written through a handle the log should have closed");
+                    }
+                };
+            }
+        };
+        List<byte[]> written = new ArrayList<>();
+        LogStore store = LogStore.open(dir, SEGMENT, new StorageMetrics(), BaseFiles.NONE, 0, bigBlocks);
+        try {
+            for (int i = 0; i < 40; i++) {
+                byte[] data = LogFixture.bytes(1 + (i * 977) % 9000, i);
+                written.add(data);
+                LogFixture.write(store, CHUNK, i * 16384L, data);
+            }
+            assertAllRead(store, written);
+            assertTrue(opened.get() > 0, "the log should have asked for a direct handle");
+        } finally {
+            store.close();
+        }
+    }
+
     private static void closeAfterCrash(LogStore store) {
         try {
             store.close();
