@@ -7,14 +7,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
 import io.fastblock.storage.io.FaultInjectingFileIo;
+import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.ForwardingFileIo;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,7 +55,7 @@ class LogWritePathsTest {
             for (int i = 0; i < 120; i++) {
                 byte[] data = LogFixture.bytes(1 + (i * 977) % 9000, i);
                 written.add(data);
-                acks.add(store.append(CHUNK, i * 16384L, 1, io.netty.buffer.Unpooled.wrappedBuffer(data)));
+                acks.add(store.append(CHUNK, i * 16384L, 1, Unpooled.wrappedBuffer(data)));
             }
             CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
             assertTrue(store.appendPosition().segment() > 2, "the appends should roll over several segments");
@@ -68,7 +75,7 @@ class LogWritePathsTest {
             LogFixture.write(store, CHUNK, 200 * 16384L, kept);
             disk.powerLossAtNextForceOf(".seg", FaultInjectingFileIo.Tear.LAST_WRITE);
             CompletableFuture<Void> lost = store.append(CHUNK, 201 * 16384L, 1,
-                    io.netty.buffer.Unpooled.wrappedBuffer(LogFixture.bytes(5000, 501)));
+                    Unpooled.wrappedBuffer(LogFixture.bytes(5000, 501)));
             assertTrue(lost.handle((v, e) -> e != null).get(30, TimeUnit.SECONDS), "the append the power loss beat must fail");
             written.add(kept);
         } finally {
@@ -93,32 +100,32 @@ class LogWritePathsTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aFilesystemWhoseBlocksAreTooLargeIsWrittenThroughThePageCache() throws Exception {
         FaultInjectingFileIo.Factory disk = new FaultInjectingFileIo.Factory(12);
-        java.util.concurrent.atomic.AtomicInteger opened = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger opened = new AtomicInteger();
         FileIoFactory bigBlocks = new FileIoFactory() {
             @Override
-            public io.fastblock.storage.io.FileIo open(Path file, boolean create) throws java.io.IOException {
+            public FileIo open(Path file, boolean create) throws IOException {
                 return disk.open(file, create);
             }
 
             @Override
-            public void syncDirectory(Path d) throws java.io.IOException {
+            public void syncDirectory(Path d) throws IOException {
                 disk.syncDirectory(d);
             }
 
             @Override
-            public io.fastblock.storage.io.FileIo openDirect(Path file) throws java.io.IOException {
+            public FileIo openDirect(Path file) throws IOException {
                 opened.incrementAndGet();
-                return new io.fastblock.storage.io.ForwardingFileIo(disk.openDirect(file)) {
+                return new ForwardingFileIo(disk.openDirect(file)) {
                     @Override
                     public int writeAlignment() {
                         return 128 << 10;
                     }
 
                     @Override
-                    public int write(java.nio.ByteBuffer src, long position) {
+                    public int write(ByteBuffer src, long position) {
                         throw new AssertionError("written through a handle the log should have closed");
                     }
                 };
