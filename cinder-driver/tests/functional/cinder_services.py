@@ -22,6 +22,7 @@ from glance_service import Glance
 
 RABBIT_SERVER = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
 BIN = Path(sys.executable).parent
+SQLITE_HOOK = Path(__file__).resolve().parent / "sqlite_writer_first"
 START_TIMEOUT_S = 240
 STOP_TIMEOUT_S = 30
 CLI_TIMEOUT_S = 180
@@ -200,6 +201,8 @@ class CinderServices:
             raise AssertionError(f"sqlite refused the write-ahead log: journal_mode={mode}")
         # The services run as deployed (eventlet); the test process itself chose threading.
         env = {k: v for k, v in os.environ.items() if k != "OS_CINDER_DISABLE_EVENTLET_PATCHING"}
+        # Their sqlite transactions take the write lock when they begin: see sqlite_writer_first/.
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SQLITE_HOOK), env.get("PYTHONPATH")]))
         # One after another: each service writes its row into the shared sqlite file as it starts.
         # cinder-scheduler exited with 1 at start once in CI when all three started together; its log
         # was not kept, and a start meeting another's write ('database is locked' at once in a
@@ -310,8 +313,8 @@ fastblock_use_chap = True
             if not self._sqlite_locked(result):
                 break
             # The harness's sqlite, not the driver, failed the request: asked again it succeeds or
-            # fails on its merits. (A transaction that read before it wrote gets SQLITE_BUSY at once
-            # when another process wrote meanwhile; no busy timeout waits for that.)
+            # fails on its merits. (Kept from before the services took their write lock first, which
+            # removed the known cause: a transaction that read before another process's write.)
             time.sleep(1)
             result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
         if ok and result.returncode != 0:
