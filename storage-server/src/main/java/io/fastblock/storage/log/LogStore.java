@@ -531,9 +531,6 @@ public final class LogStore implements Closeable {
     record LivePiece(ChunkId chunk, long start, long end, Extent extent) {
     }
 
-    /** Bytes of a segment read at once while walking its record headers (below G1's humongous size). */
-    private static final int WALK_WINDOW = 256 << 10;
-
     /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
     List<LogSegment> sealedSegments() {
         long cp = committer.checkpointSegment();
@@ -564,30 +561,10 @@ public final class LogStore implements Closeable {
         List<LogRecord.Header> headers = new ArrayList<>();
         List<Long> positions = new ArrayList<>();
         try {
-            long size = seg.size();
-            long pos = 0;
-            // Headers come from windows read in order (one read per window, not one per record: a
-            // segment of 4 KiB records has thousands).
-            ByteBuffer window = ByteBuffer.allocate(WALK_WINDOW);
-            long windowStart = 0;
-            window.limit(0);
-            while (pos < size) {
-                if (pos + LogRecord.HEADER > windowStart + window.limit()) {
-                    window.clear().limit((int) Math.min(WALK_WINDOW, size - pos));
-                    windowStart = pos;
-                    if (!seg.readFully(pos, window)) {
-                        window.limit(0);
-                    }
-                    window.flip();
-                }
-                LogRecord.Header h = LogRecord.parse(window.duplicate().position((int) (pos - windowStart)));
-                if (h == null) {
-                    throw new CorruptRecordException("no valid record header at segment " + segment + " position " + pos);
-                }
+            new HeaderWalk(seg).walk(seg.size(), (pos, h) -> {
                 headers.add(h);
                 positions.add(pos);
-                pos += h.size();
-            }
+            });
         } finally {
             seg.release();
         }

@@ -1,0 +1,143 @@
+package io.fastblock.storage.log;
+
+import static io.fastblock.storage.log.LogFixture.bytes;
+import static io.fastblock.storage.log.LogFixture.write;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.StorageMetrics;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The cleaner's header walk finds the same records as reading the whole segment and parsing it, in
+ * mixed segments (small writes, large writes, trims), and reads little more than
+ * the headers of large records.
+ */
+class HeaderWalkTest {
+    private static final int K = 4096;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void findsEveryRecordOfMixedSegmentsAsAWholeReadDoes() throws Exception {
+        Random r = new Random(3);
+        ChunkId c = new ChunkId(9, 0);
+        try (LogStore store = LogStore.open(dir, 4 << 20, new StorageMetrics())) {
+            for (int i = 0; i < 400; i++) {
+                int kind = r.nextInt(10);
+                long off = (long) K * r.nextInt(512);
+                if (kind == 0) {
+                    store.trim(c, off, i + 1, K * (1 + r.nextInt(8))).get(30, TimeUnit.SECONDS);
+                } else if (kind < 4) {
+                    write(store, c, off, bytes(K * (8 + r.nextInt(64)), i)); // 32-284 KiB: stepped over
+                } else {
+                    write(store, c, off, bytes(K * (1 + r.nextInt(4)), i));
+                }
+            }
+            List<LogSegment> sealed = store.sealedSegments();
+            assertTrue(sealed.size() >= 3, "several sealed segments: " + sealed.size());
+            for (LogSegment s : sealed) {
+                List<String> walked = new ArrayList<>();
+                new HeaderWalk(s).walk(s.size(), (pos, h) -> walked.add(pos + ":" + h));
+                assertEquals(wholeRead(s), walked, "segment " + s.number());
+            }
+        }
+    }
+
+    @Test
+    void largeRecordsCostOneSmallReadEachAndSmallOnesAWindow() throws Exception {
+        ChunkId c = new ChunkId(9, 1);
+        try (LogStore store = LogStore.open(dir, 16 << 20, new StorageMetrics())) {
+            for (int i = 0; i < 40; i++) {
+                write(store, c, (long) (i % 8) << 20, bytes(1 << 20, i));
+            }
+            for (int i = 0; i < 8000; i++) {
+                write(store, c, (long) K * (i % 2048), bytes(K, i));
+            }
+            long largeRead = -1;
+            long smallRead = -1;
+            for (LogSegment s : store.sealedSegments()) {
+                HeaderWalk walk = new HeaderWalk(s);
+                List<Integer> sizes = new ArrayList<>();
+                walk.walk(s.size(), (pos, h) -> sizes.add(h.size()));
+                if (sizes.stream().allMatch(n -> n > (1 << 20))) {
+                    // the first read is a window, then one header alone per record
+                    assertEquals(sizes.size(), walk.reads(), "reads for " + sizes.size() + " records of 1 MiB");
+                    assertTrue(walk.bytesRead() <= HeaderWalk.WINDOW + (long) sizes.size() * LogRecord.HEADER_MOVED,
+                            walk.bytesRead() + " bytes read for " + sizes.size() + " records of 1 MiB");
+                    largeRead = walk.bytesRead();
+                } else if (sizes.stream().allMatch(n -> n < 2 * K)) {
+                    // windows, each starting at the first header the one before did not hold: a read per
+                    // 63 records, and all bytes but the tails of records cut by a window's end
+                    long windows = s.size() / (HeaderWalk.WINDOW - 2 * K) + 1;
+                    assertTrue(walk.reads() <= windows, walk.reads() + " reads for " + sizes.size() + " records");
+                    assertTrue(walk.bytesRead() >= s.size() - walk.reads() * (long) K && walk.bytesRead() <= s.size(),
+                            walk.bytesRead() + " bytes read for a segment of " + s.size());
+                    smallRead = walk.bytesRead();
+                }
+            }
+            assertTrue(largeRead >= 0 && smallRead >= 0, "both kinds of segment were walked: " + largeRead + ", " + smallRead);
+        }
+    }
+
+    @Test
+    void aPositionWithoutAHeaderIsCorruptionWhetherReadInAWindowOrAlone() throws Exception {
+        ChunkId c = new ChunkId(9, 2);
+        try (LogStore store = LogStore.open(dir, 1 << 20, new StorageMetrics())) {
+            for (int i = 0; i < 300; i++) {
+                write(store, c, 0, bytes(i < 200 ? 2 * K : 64 * K, i)); // small records first, then large ones
+            }
+            boolean windowed = false;
+            boolean alone = false;
+            for (LogSegment s : store.sealedSegments()) {
+                List<Long> positions = new ArrayList<>();
+                List<Integer> sizes = new ArrayList<>();
+                new HeaderWalk(s).walk(s.size(), (pos, h) -> {
+                    positions.add(pos);
+                    sizes.add(h.dataBytes());
+                });
+                if (positions.size() < 3 || sizes.stream().distinct().count() != 1) {
+                    continue;
+                }
+                windowed |= sizes.get(0) == 2 * K;
+                alone |= sizes.get(0) == 64 * K;
+                long bad = positions.get(positions.size() - 2);
+                try (FileChannel ch = FileChannel.open(s.path(), StandardOpenOption.WRITE)) {
+                    ch.write(ByteBuffer.allocate(4), bad); // a header's magic, zeroed
+                }
+                CorruptRecordException e = assertThrows(CorruptRecordException.class,
+                        () -> new HeaderWalk(s).walk(s.size(), (pos, h) -> { }));
+                assertTrue(e.getMessage().contains("position " + bad), e.getMessage());
+            }
+            assertTrue(windowed && alone, "segments of both kinds: " + windowed + ", " + alone);
+        }
+    }
+
+    /** Every header of the segment, found by reading all of it and parsing record after record. */
+    private static List<String> wholeRead(LogSegment s) throws IOException {
+        ByteBuffer all = ByteBuffer.allocate((int) s.size());
+        assertTrue(s.readFully(0, all));
+        all.flip();
+        List<String> out = new ArrayList<>();
+        int pos = 0;
+        while (pos < all.limit()) {
+            LogRecord.Header h = LogRecord.parse(all.duplicate().position(pos));
+            out.add(pos + ":" + h);
+            pos += h.size();
+        }
+        return out;
+    }
+}
