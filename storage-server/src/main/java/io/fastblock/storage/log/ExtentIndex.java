@@ -58,7 +58,7 @@ public final class ExtentIndex implements Closeable {
     private static final byte[] CHECKPOINT_KEY = "checkpoint".getBytes(StandardCharsets.US_ASCII);
 
     static {
-        RocksDB.loadLibrary();
+        RocksDbLibrary.load();
     }
 
     /**
