@@ -6,7 +6,15 @@ import java.util.Map;
 /**
  * The session's CmdSN window (RFC 7143 section 4.2.2.1): non-immediate commands are delivered in
  * CmdSN order; commands outside [ExpCmdSN, MaxCmdSN] and duplicates are ignored; immediate
- * commands bypass it. MaxCmdSN = ExpCmdSN + depth - 1. Serial number arithmetic throughout.
+ * commands bypass it. Serial number arithmetic throughout.
+ *
+ * <p>The window bounds the commands a session has in the gateway, not only those waiting for their
+ * turn: MaxCmdSN = ExpCmdSN + depth - 1 - held, where a delivered command holds a slot
+ * ({@link #hold}) until it is answered or aborted ({@link #free}). So a session never has more than
+ * {@code depth} SCSI commands (and their data) in the gateway, whatever the initiator's own queue,
+ * and the window reopens with the answers, which carry the new MaxCmdSN. Delivering a command moves
+ * ExpCmdSN and the held count together, so MaxCmdSN never goes back (an initiator ignores a smaller
+ * one, section 4.2.2.1, and would send what the window no longer takes).
  * Not thread-safe: used from the connection's event loop only.
  */
 public final class CommandWindow {
@@ -20,6 +28,8 @@ public final class CommandWindow {
 
     private final int depth;
     private int expCmdSN;
+    /** Delivered commands not answered yet (see {@link #hold}). */
+    private int held;
     private final Map<Integer, Deliverable> early = new HashMap<>();
 
     public CommandWindow(int initialCmdSN, int depth) {
@@ -32,13 +42,37 @@ public final class CommandWindow {
     }
 
     public int maxCmdSN() {
-        return expCmdSN + depth - 1;
+        return expCmdSN + depth - 1 - held;
     }
 
     /** True when {@code cmdSN} lies in [ExpCmdSN, MaxCmdSN] (serial arithmetic). */
     public boolean inWindow(int cmdSN) {
         int d = cmdSN - expCmdSN;
-        return d >= 0 && d < depth;
+        return d >= 0 && d < depth - held;
+    }
+
+    /**
+     * A command just delivered (its CmdSN consumed) stays in the gateway until {@link #free}:
+     * call from its delivery, so MaxCmdSN does not move.
+     */
+    public void hold() {
+        if (held >= depth) {
+            throw new IllegalStateException("more commands held than the window's depth " + depth);
+        }
+        held++;
+    }
+
+    /** A held command was answered or aborted: the window reopens by one. */
+    public void free() {
+        if (held <= 0) {
+            throw new IllegalStateException("no command held");
+        }
+        held--;
+    }
+
+    /** Delivered commands not answered yet. */
+    public int held() {
+        return held;
     }
 
     /**

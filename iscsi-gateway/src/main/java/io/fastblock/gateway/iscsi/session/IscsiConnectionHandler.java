@@ -738,7 +738,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         };
         for (ScsiTask t : victims) {
-            tasks.remove(t.itt);
+            untrack(t);
             r2ts.values().removeIf(r -> r.task == t);
             t.aborted = true;
             if (t.executing) {
@@ -827,6 +827,10 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                     return; // aborted while queued: its CmdSN is consumed, nothing runs
                 }
                 t.delivered = true;
+                if (!immediate) {
+                    window.hold(); // until answered or aborted: see CommandWindow
+                    t.holdsSlot = true;
+                }
                 progress(t);
             }
 
@@ -934,7 +938,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private void execute(ScsiTask t) {
         if (t.digestError) {
             // ERL 0 cannot ask for the data again: the command ends without touching the device.
-            tasks.remove(t.itt, t);
+            untrack(t);
             respond(t, ScsiResult.check(Sense.PROTOCOL_CRC_ERROR));
             t.release();
             return;
@@ -946,7 +950,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             } catch (IllegalStateException gap) {
                 // The sequence checks let a hole through: fail the command rather than write garbage.
                 LOG.error("SCSI command {}: {}", t.itt, gap.getMessage());
-                tasks.remove(t.itt, t);
+                untrack(t);
                 respond(t, ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE));
                 t.release();
                 return;
@@ -982,7 +986,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         if (t.aborted || closed) {
             // Closing (logout, a fatal PDU) may precede channelInactive: the task must leave
             // the table now or channelInactive would release it a second time.
-            tasks.remove(t.itt, t);
+            untrack(t);
             result.dataIn().release();
             t.release();
             if (t.afterAbort != null) {
@@ -990,9 +994,18 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             return;
         }
-        tasks.remove(t.itt, t);
+        untrack(t); // first: the answer carries the reopened window
         respond(t, result);
         t.release();
+    }
+
+    /** The task leaves the table, and its slot in the CmdSN window if it held one. */
+    private void untrack(ScsiTask t) {
+        tasks.remove(t.itt, t);
+        if (t.holdsSlot) {
+            t.holdsSlot = false;
+            window.free();
+        }
     }
 
     /** Sends Data-In (with status collapsed into the last one when GOOD) or a SCSI Response. */

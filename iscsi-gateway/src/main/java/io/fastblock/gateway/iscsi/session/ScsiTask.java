@@ -24,6 +24,8 @@ final class ScsiTask {
     ByteBuf dataOut;
 
     boolean delivered;
+    /** Holds a slot of the session's CmdSN window (delivered, not immediate, not yet answered or aborted). */
+    boolean holdsSlot;
     boolean executing;
     boolean aborted;
     /** Some data-out arrived with a bad data digest: the command fails with 0x0B/0x47/0x05. */

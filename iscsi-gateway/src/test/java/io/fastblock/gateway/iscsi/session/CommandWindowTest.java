@@ -71,4 +71,74 @@ class CommandWindowTest {
         assertEquals(2, log.size());
         assertEquals(0, w.queued());
     }
+
+    @Test
+    void heldCommandsCloseTheWindowUntilFreed() {
+        CommandWindow w = new CommandWindow(10, 4);
+        for (int cmdSN = 10; cmdSN < 14; cmdSN++) {
+            assertTrue(w.offer(cmdSN, holding(w, "c" + cmdSN)));
+            assertEquals(13, w.maxCmdSN(), "delivering and holding together leave MaxCmdSN where it was");
+        }
+        assertEquals(14, w.expCmdSN());
+        assertEquals(4, w.held());
+        assertEquals(13, w.maxCmdSN(), "closed: ExpCmdSN - 1");
+        assertFalse(w.offer(14, cmd("c14")), "no room while four are held");
+        w.free();
+        assertEquals(14, w.maxCmdSN());
+        assertTrue(w.offer(14, holding(w, "c14")));
+        assertEquals(List.of("c10", "c11", "c12", "c13", "xc14", "c14"), log);
+    }
+
+    @Test
+    void maxCmdSnNeverGoesBack() {
+        java.util.Random r = new java.util.Random(7);
+        CommandWindow w = new CommandWindow(-3, 16);
+        int next = -3;
+        int held = 0;
+        int last = w.maxCmdSN();
+        for (int i = 0; i < 20_000; i++) {
+            int op = r.nextInt(3);
+            if (op == 0 && w.inWindow(next)) {
+                w.offer(next++, holding(w, "h"));
+                held++;
+            } else if (op == 1 && w.inWindow(next)) {
+                w.offer(next++, cmd("n")); // a CmdSN consumed without a slot (a NOP-Out, a rejected command)
+            } else if (op == 2 && held > 0) {
+                w.free();
+                held--;
+            }
+            int max = w.maxCmdSN();
+            assertTrue(max - last >= 0, "MaxCmdSN went back from " + last + " to " + max);
+            assertTrue(w.held() <= 16 && max - w.expCmdSN() + 1 + w.held() <= 16, "more than the depth in the gateway");
+            last = max;
+        }
+        log.clear();
+    }
+
+    @Test
+    void holdingMoreThanTheDepthOrFreeingNothingIsABug() {
+        CommandWindow w = new CommandWindow(1, 2);
+        w.hold();
+        w.hold();
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, w::hold);
+        w.free();
+        w.free();
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, w::free);
+    }
+
+    /** A command that holds a slot once delivered, as a SCSI command does. */
+    CommandWindow.Deliverable holding(CommandWindow w, String name) {
+        return new CommandWindow.Deliverable() {
+            @Override
+            public void deliver() {
+                w.hold();
+                log.add(name);
+            }
+
+            @Override
+            public void discard() {
+                log.add("x" + name);
+            }
+        };
+    }
 }

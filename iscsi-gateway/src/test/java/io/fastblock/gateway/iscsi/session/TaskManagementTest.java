@@ -79,6 +79,49 @@ class TaskManagementTest {
             (byte) (blocks >> 8), (byte) blocks, 0};
     }
 
+    /**
+     * The CmdSN window bounds the commands a session has in the gateway: with queue-depth commands
+     * stuck in the device it is closed (MaxCmdSN = ExpCmdSN - 1) and a further command is ignored;
+     * each answer reopens it by one and says so; the ignored command, sent again, then runs.
+     */
+    @Test
+    void theWindowClosesWhileQueueDepthCommandsAreInTheGatewayAndReopensWithTheirAnswers() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            CountDownLatch hold = new CountDownLatch(1);
+            device().hold = hold;
+            for (int i = 0; i < 8; i++) {
+                ini.send(ini.scsi(0xA0, 512, write10(i, 1), false), new byte[512]);
+            }
+            ini.send(ini.nop(true), new byte[0]);
+            Pdu nop = ini.recv();
+            assertEquals(0x20, nop.opcode());
+            int exp = nop.i32(28);
+            assertEquals(ini.cmdSN, exp, "all eight writes delivered");
+            assertEquals(exp - 1, nop.i32(32), "MaxCmdSN = ExpCmdSN - 1: the window is closed");
+            // A ninth write inside the depth the window had at login but outside it now: ignored.
+            ByteBuffer ninth = ini.scsi(0xA0, 512, write10(8, 1), false);
+            ini.send(ninth, new byte[512]);
+            assertTrue(ini.silentFor(300), "nothing answers the ignored write");
+            hold.countDown();
+            int lastMax = exp - 1;
+            for (int i = 0; i < 8; i++) {
+                Pdu r = ini.recv();
+                assertEquals(0x21, r.opcode(), "SCSI response " + i);
+                assertEquals(0, r.u8(3), "GOOD");
+                assertEquals(exp, r.i32(28), "ExpCmdSN: the ignored write did not count");
+                assertEquals(lastMax + 1, r.i32(32), "each answer reopens the window by one");
+                lastMax = r.i32(32);
+            }
+            assertEquals(exp + 7, lastMax, "all eight answered: the whole depth is open again");
+            ini.send(ninth, new byte[512]); // the same CmdSN, now inside the window
+            Pdu r = ini.recv();
+            assertEquals(0x21, r.opcode());
+            assertEquals(0, r.u8(3));
+            assertEquals(exp + 1, r.i32(28));
+            assertEquals(exp + 8, r.i32(32), "MaxCmdSN never went back");
+        }
+    }
+
     @Test
     void abortTaskOfAStuckWriteAnswersAfterTheFenceAndTheWriteNeverAnswers() throws Exception {
         try (TestInitiator ini = login(1)) {
