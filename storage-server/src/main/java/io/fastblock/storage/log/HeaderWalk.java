@@ -8,7 +8,7 @@ import java.nio.ByteBuffer;
  * at a time (one read for thousands of 4 KiB records); after a record too large for a window to
  * pay off, the next header is read on its own, so a segment of 1 MiB writes costs one small read
  * per record instead of a read of all its data. Before this, the cleaner's walk read every byte of
- * every segment it cleaned, a tenth of the servers' CPU under 1 MiB writes.
+ * every segment it cleaned: 326 of 7,467 µs of the servers' CPU per 1 MiB write in a profile.
  */
 final class HeaderWalk {
     /** Bytes read at once while headers come close together (below G1's humongous size). */
@@ -42,7 +42,7 @@ final class HeaderWalk {
         int lastSize = 0;
         long pos = 0;
         while (pos < size) {
-            if (pos < currentStart || pos + LogRecord.HEADER > currentStart + current.limit()) {
+            if (pos + LogRecord.HEADER > currentStart + current.limit()) {
                 current = lastSize >= STEP_OVER ? alone : window;
                 current.clear().limit((int) Math.min(current.capacity(), size - pos));
                 currentStart = pos;
