@@ -26,6 +26,11 @@ public record ScsiResult(int status, Sense sense, ByteBuf dataIn) {
         return new ScsiResult(ScsiStatus.RESERVATION_CONFLICT, null, Unpooled.EMPTY_BUFFER);
     }
 
+    /** TASK SET FULL: the session has as many commands in the gateway as it may; no sense data. */
+    public static ScsiResult taskSetFull() {
+        return new ScsiResult(ScsiStatus.TASK_SET_FULL, null, Unpooled.EMPTY_BUFFER);
+    }
+
     public boolean isGood() {
         return status == ScsiStatus.GOOD;
     }

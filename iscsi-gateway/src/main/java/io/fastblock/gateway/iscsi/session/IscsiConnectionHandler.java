@@ -799,6 +799,13 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             keep = 0; // the command will fail; take no data
         }
         ScsiTask t = new ScsiTask(itt, pdu.lun(), cdb, pdu.cmdSN(), read, write, edtl, needed, keep);
+        if (immediate && tasks.size() >= queueDepth) {
+            // Immediate commands bypass the CmdSN window, so the window cannot bound them: past the
+            // session's depth they end at once with TASK SET FULL and take nothing.
+            respond(t, ScsiResult.taskSetFull());
+            t.release();
+            return;
+        }
         int immLen = pdu.dataSegmentLength();
         if (keep > 0) {
             t.pieces = new DataOutPieces(keep);

@@ -98,6 +98,12 @@ class TaskManagementTest {
             int exp = nop.i32(28);
             assertEquals(ini.cmdSN, exp, "all eight writes delivered");
             assertEquals(exp - 1, nop.i32(32), "MaxCmdSN = ExpCmdSN - 1: the window is closed");
+            // An immediate write bypasses the window; with the session full it ends at once, untouched.
+            ini.send(ini.scsi(0xA0, 512, write10(100, 1), true), new byte[512]);
+            Pdu full = ini.recv();
+            assertEquals(0x21, full.opcode());
+            assertEquals(0x28, full.u8(3), "TASK SET FULL");
+            assertEquals(exp - 1, full.i32(32), "still closed");
             // A ninth write inside the depth the window had at login but outside it now: ignored.
             ByteBuffer ninth = ini.scsi(0xA0, 512, write10(8, 1), false);
             ini.send(ninth, new byte[512]);
