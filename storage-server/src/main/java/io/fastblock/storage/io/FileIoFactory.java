@@ -71,30 +71,10 @@ public interface FileIoFactory {
 
     /** {@code files} with {@link #openDirect} turned off: every write goes through the page cache. */
     static FileIoFactory withoutDirectWrites(FileIoFactory files) {
-        return new FileIoFactory() {
+        return new ForwardingFileIoFactory(files) {
             @Override
-            public FileIo open(Path file, boolean create) throws IOException {
-                return files.open(file, create);
-            }
-
-            @Override
-            public void syncDirectory(Path dir) throws IOException {
-                files.syncDirectory(dir);
-            }
-
-            @Override
-            public boolean delete(Path file) throws IOException {
-                return files.delete(file);
-            }
-
-            @Override
-            public void rename(Path from, Path to) throws IOException {
-                files.rename(from, to);
-            }
-
-            @Override
-            public String bootId() {
-                return files.bootId();
+            public FileIo openDirect(Path file) {
+                return null;
             }
 
             @Override

@@ -9,7 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One file {@code log/<number>.seg} of records; appended to by the group committer only.
@@ -31,9 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ahead start at a block boundary.
  */
 public final class LogSegment implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogSegment.class);
+    private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
     /** The fall-back to the page cache is said once per process, not once per segment. */
-    private static final java.util.concurrent.atomic.AtomicBoolean TOLD_NO_DIRECT = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final AtomicBoolean TOLD_NO_DIRECT = new AtomicBoolean();
     private final long number;
     private final Path path;
     /** Through the node's file layer, so a simulated power loss drops the log's unforced tail too. */

@@ -10,6 +10,7 @@ import io.fastblock.storage.io.FaultInjectingFileIo;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
 import io.fastblock.storage.io.ForwardingFileIo;
+import io.fastblock.storage.io.ForwardingFileIoFactory;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -104,17 +105,7 @@ class LogWritePathsTest {
     void aFilesystemWhoseBlocksAreTooLargeIsWrittenThroughThePageCache() throws Exception {
         FaultInjectingFileIo.Factory disk = new FaultInjectingFileIo.Factory(12);
         AtomicInteger opened = new AtomicInteger();
-        FileIoFactory bigBlocks = new FileIoFactory() {
-            @Override
-            public FileIo open(Path file, boolean create) throws IOException {
-                return disk.open(file, create);
-            }
-
-            @Override
-            public void syncDirectory(Path d) throws IOException {
-                disk.syncDirectory(d);
-            }
-
+        FileIoFactory bigBlocks = new ForwardingFileIoFactory(disk) {
             @Override
             public FileIo openDirect(Path file) throws IOException {
                 opened.incrementAndGet();
