@@ -1,6 +1,7 @@
 package io.fastblock.gateway;
 
 import io.fastblock.protocol.Ports;
+import io.fastblock.protocol.config.ByteSize;
 import io.fastblock.protocol.config.CommandLine;
 import java.time.Duration;
 import java.util.Arrays;
@@ -16,9 +17,25 @@ import java.util.Locale;
  * @param namenodeUrls   base URLs of the namenodes (http://host:port), tried in order
  * @param queueDepth     commands a session may have outstanding (the CmdSN window)
  * @param timers         the gateway's timers
+ * @param dataMemory     {@code --data-memory}: bytes of command data (solicited write data, read data on
+ *                       its way out) all sessions may hold at once ({@code iscsi.session.DataBudget});
+ *                       by default half the JVM's direct memory limit
  */
 public record GatewayConfig(String listenHost, int iscsiPort, String portalAddress, List<String> namenodeUrls,
-                            int queueDepth, Timers timers) {
+                            int queueDepth, Timers timers, long dataMemory) {
+    /** Smallest {@code --data-memory}: one 1 MiB command at a time. */
+    public static final long MIN_DATA_MEMORY = 1L << 20;
+
+    /** Half the direct memory Netty may use in this JVM (256 MiB of it by default for a 256 MiB heap). */
+    public static long defaultDataMemory() {
+        return Math.max(MIN_DATA_MEMORY, io.netty.util.internal.PlatformDependent.maxDirectMemory() / 2);
+    }
+
+    public GatewayConfig {
+        if (dataMemory < MIN_DATA_MEMORY) {
+            throw new IllegalArgumentException("--data-memory must be at least 1M, got " + dataMemory);
+        }
+    }
 
     /**
      * The gateway's timers (flags take a number with a unit: {@code 500ms}, {@code 4s}, {@code 1m}).
@@ -83,6 +100,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         String portal = cl.get("portal", host + ":" + port);
         String urls = cl.get("namenode", "http://127.0.0.1:" + Ports.NAMENODE_HTTP);
         int qd = cl.getInt("queue-depth", 128);
+        String mem = cl.get("data-memory", null);
+        long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
                 duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),
@@ -93,7 +112,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
             throw new IllegalArgumentException("--queue-depth must be 1..4096, got " + qd);
         }
         return new GatewayConfig(host, port, portal,
-                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers);
+                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers, dataMemory);
     }
 
     private static Duration duration(CommandLine cl, String name, Duration defaultValue) {

@@ -53,4 +53,17 @@ class GatewayConfigTest {
         e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs("--answer-spin=-5us"));
         assertTrue(e.getMessage().contains("--answer-spin"), e.getMessage());
     }
+
+    @Test
+    void dataMemoryIsAByteCountWithHalfTheDirectMemoryByDefault() {
+        assertEquals(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 2, GatewayConfig.defaults().dataMemory());
+        assertEquals(64L << 20, GatewayConfig.fromArgs("--data-memory=64M").dataMemory());
+        assertEquals(1L << 30, GatewayConfig.fromArgs("--data-memory=1GiB").dataMemory());
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> GatewayConfig.fromArgs("--data-memory=lots"));
+        assertTrue(bad.getMessage().contains("--data-memory must be a byte count"), bad.getMessage());
+        IllegalArgumentException small = assertThrows(IllegalArgumentException.class,
+                () -> GatewayConfig.fromArgs("--data-memory=512K"));
+        assertTrue(small.getMessage().contains("--data-memory must be at least 1M"), small.getMessage());
+    }
 }

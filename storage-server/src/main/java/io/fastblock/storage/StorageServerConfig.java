@@ -1,6 +1,7 @@
 package io.fastblock.storage;
 
 import io.fastblock.protocol.Ports;
+import io.fastblock.protocol.config.ByteSize;
 import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.storage.chain.ChainLimits;
 import io.fastblock.storage.chain.TailLayout;

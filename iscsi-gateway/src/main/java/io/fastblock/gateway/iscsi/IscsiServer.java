@@ -6,6 +6,7 @@ import io.fastblock.gateway.iscsi.login.SessionParams;
 import io.fastblock.gateway.iscsi.login.SessionRegistry;
 import io.fastblock.gateway.iscsi.pdu.IscsiPduDecoder;
 import io.fastblock.gateway.iscsi.pdu.IscsiPduEncoder;
+import io.fastblock.gateway.iscsi.session.DataBudget;
 import io.fastblock.gateway.iscsi.session.IscsiConnectionHandler;
 import io.fastblock.gateway.iscsi.session.LogicalUnits;
 import io.fastblock.gateway.iscsi.session.Portal;
@@ -77,7 +78,8 @@ public final class IscsiServer implements AutoCloseable {
         Class<? extends ServerSocketChannel> channelClass = epoll ? EpollServerSocketChannel.class
                 : NioServerSocketChannel.class;
         String[] address = new String[1];
-        portal = new Portal(catalog, registry, units, () -> address[0], config.queueDepth(), settings);
+        portal = new Portal(catalog, registry, units, () -> address[0], config.queueDepth(), settings,
+                new DataBudget(config.dataMemory()));
         ServerBootstrap b = new ServerBootstrap()
                 .group(bossGroup, workerGroup)
                 .channel(channelClass)
@@ -132,6 +134,11 @@ public final class IscsiServer implements AutoCloseable {
     /** Sessions currently logged in (normal and discovery). */
     public int sessionCount() {
         return registry.size();
+    }
+
+    /** The command data all sessions hold, against {@code --data-memory} (null before {@link #start}). */
+    public synchronized DataBudget dataBudget() {
+        return portal == null ? null : portal.dataBudget();
     }
 
     /** PDUs received (decoded) on all connections since start. */

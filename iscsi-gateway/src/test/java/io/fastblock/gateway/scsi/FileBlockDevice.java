@@ -34,6 +34,8 @@ public final class FileBlockDevice implements BlockDevice {
     public volatile DeviceException.Reason failWith;
     /** When set, reads and writes wait for it before touching the file (a stuck backend). */
     public volatile CountDownLatch hold;
+    /** Reads asked of this device so far (counted when asked, before {@link #hold} is waited for). */
+    public final java.util.concurrent.atomic.AtomicInteger readsAsked = new java.util.concurrent.atomic.AtomicInteger();
     private final List<Runnable> lossListeners = new CopyOnWriteArrayList<>();
     /**
      * Thin mode: which 512-byte blocks hold written data. Java cannot punch holes in a file, so an
@@ -170,6 +172,7 @@ public final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<ByteBuf> read(long offset, int length) {
+        readsAsked.incrementAndGet();
         return CompletableFuture.supplyAsync(() -> {
             check();
             ByteBuf buf = PooledByteBufAllocator.DEFAULT.directBuffer(length);

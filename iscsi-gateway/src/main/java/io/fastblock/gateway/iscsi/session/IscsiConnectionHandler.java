@@ -838,7 +838,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
                     window.hold(); // until answered or aborted: see CommandWindow
                     t.holdsSlot = true;
                 }
-                progress(t);
+                claimMemory(t);
             }
 
             @Override
@@ -919,9 +919,31 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * Claims the task's whole transfer from the gateway's {@link DataBudget} before any R2T or device
+     * read, so the sum over all sessions stays bounded; a claim that must wait moves the task on
+     * when granted (on this loop), unless it was aborted or the connection closed meanwhile.
+     */
+    private void claimMemory(ScsiTask t) {
+        long bytes = t.write ? t.bufferLength : t.read ? Math.min(t.edtl, ScsiCommandHandler.MAX_TRANSFER_BYTES) : 0;
+        if (bytes == 0) {
+            progress(t);
+            return;
+        }
+        DataBudget.Claim c = portal.dataBudget.claim(bytes, ctx.executor(), () -> {
+            if (t.memory != null && !t.aborted && !closed) {
+                progress(t);
+            }
+        });
+        t.memory = c;
+        if (c.grantedAtOnce()) {
+            progress(t);
+        }
+    }
+
     /** Moves a delivered task on: solicit missing data, or execute once all data is in. */
     private void progress(ScsiTask t) {
-        if (!t.unsolicitedDone) {
+        if (!t.unsolicitedDone || !t.mayMoveData()) {
             return;
         }
         while (t.outstandingR2T < params.maxOutstandingR2T && t.nextR2TOffset < t.bufferLength) {
@@ -1045,7 +1067,13 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             din.byteAt(3, status ? result.status() : 0);
             din.int20(IscsiPdu.NO_TAG).int36(dataSN++).int40(off).int44(status ? (int) residual : 0);
             din.data(data.retainedSlice(data.readerIndex() + off, len));
-            ctx.write(din);
+            DataBudget.Claim memory = last ? t.takeMemory() : null;
+            if (memory != null) {
+                // The read's bytes stay in memory until its last Data-In is written out.
+                ctx.write(din).addListener(f -> memory.release());
+            } else {
+                ctx.write(din);
+            }
             if (status) {
                 data.release();
                 responseFlush().soon();

@@ -11,7 +11,7 @@ import java.util.function.Supplier;
 
 /**
  * What every connection of one iSCSI portal shares: the catalog, the session registry, the open
- * logical units, settings, and the live connections (so one session's LUN reset can reach the
+ * logical units, settings, the budget of command data, and the live connections (so one session's LUN reset can reach the
  * others, and a shutdown can ask every initiator to log out). Thread-safe.
  */
 public final class Portal {
@@ -21,18 +21,20 @@ public final class Portal {
     final Supplier<String> address;
     final int queueDepth;
     final IscsiSettings settings;
+    final DataBudget dataBudget;
     private final Set<IscsiConnectionHandler> connections = ConcurrentHashMap.newKeySet();
     private final AtomicInteger headerDigestSessions = new AtomicInteger();
     private final java.util.concurrent.atomic.LongAdder pdusReceived = new java.util.concurrent.atomic.LongAdder();
 
     public Portal(TargetCatalog catalog, SessionRegistry registry, LogicalUnits units, Supplier<String> address,
-                  int queueDepth, IscsiSettings settings) {
+                  int queueDepth, IscsiSettings settings, DataBudget dataBudget) {
         this.catalog = catalog;
         this.registry = registry;
         this.units = units;
         this.address = address;
         this.queueDepth = queueDepth;
         this.settings = settings;
+        this.dataBudget = dataBudget;
     }
 
     void joined(IscsiConnectionHandler c) {
@@ -50,6 +52,10 @@ public final class Portal {
 
     public List<IscsiConnectionHandler> connections() {
         return List.copyOf(connections);
+    }
+
+    public DataBudget dataBudget() {
+        return dataBudget;
     }
 
     void countPdu() {

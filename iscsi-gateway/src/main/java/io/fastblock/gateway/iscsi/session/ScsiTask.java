@@ -30,6 +30,11 @@ final class ScsiTask {
     boolean aborted;
     /** Some data-out arrived with a bad data digest: the command fails with 0x0B/0x47/0x05. */
     boolean digestError;
+    /**
+     * The task's claim on the gateway's {@link DataBudget}, from its delivery until its data is gone;
+     * null for commands without data, and once {@link #release} or a read's last Data-In gave it back.
+     */
+    DataBudget.Claim memory;
     /** Run after an aborted task's in-flight I/O finished (the TMF response). */
     Runnable afterAbort;
 
@@ -61,7 +66,23 @@ final class ScsiTask {
         return unsolicitedDone && outstandingR2T == 0 && nextR2TOffset >= bufferLength;
     }
 
+    /** The task may go on to R2Ts and the device: it has no data, or its claim was granted. */
+    boolean mayMoveData() {
+        return memory == null || memory.granted();
+    }
+
+    /** Hands the claim to whoever frees the data last (a read's final Data-In write); null if none. */
+    DataBudget.Claim takeMemory() {
+        DataBudget.Claim m = memory;
+        memory = null;
+        return m;
+    }
+
     void release() {
+        if (memory != null) {
+            memory.release();
+            memory = null;
+        }
         cdb.release();
         if (pieces != null) {
             pieces.release();

@@ -1,4 +1,4 @@
-package io.fastblock.storage;
+package io.fastblock.protocol.config;
 
 import java.util.Locale;
 import java.util.regex.Matcher;

@@ -1,0 +1,257 @@
+package io.fastblock.gateway.iscsi.session;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.iscsi.FileTargetCatalog;
+import io.fastblock.gateway.iscsi.IscsiServer;
+import io.fastblock.gateway.iscsi.session.TestInitiator.Pdu;
+import io.fastblock.gateway.scsi.FileBlockDevice;
+import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.LongSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The gateway-wide budget of command data ({@code --data-memory}), over sockets: commands beyond it
+ * get no R2T and reach no device until memory comes back, across sessions, and aborted or
+ * disconnected waiters give their place back.
+ */
+class DataBudgetSessionTest {
+    static final String IQN = "iqn.2026-11.io.fastblock:budget";
+    static final int KIB256 = 256 * 1024;
+    static final int BLOCKS = KIB256 / 512;
+
+    @TempDir
+    Path dir;
+    FileTargetCatalog catalog;
+    IscsiServer server;
+
+    @BeforeEach
+    void start() throws Exception {
+        catalog = new FileTargetCatalog(Map.of(IQN, dir.resolve("lun.img")), 16L << 20);
+        server = new IscsiServer(GatewayConfig.fromArgs("--port=0", "--queue-depth=16", "--data-memory=1M"), catalog,
+                TaskManagementTest.FAST).start();
+    }
+
+    @AfterEach
+    void stop() {
+        catalog.opened.forEach(d -> {
+            CountDownLatch h = d.hold;
+            if (h != null) {
+                h.countDown();
+            }
+        });
+        server.close();
+    }
+
+    TestInitiator login(long isid) throws Exception {
+        TestInitiator ini = new TestInitiator(server.port());
+        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:ini" + isid, "TargetName", IQN),
+                1, 3, true);
+        assertEquals(0, r.u8(36));
+        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+        assertEquals(0x02, ini.recv().u8(3), "power-on unit attention");
+        return ini;
+    }
+
+    FileBlockDevice device() {
+        return catalog.opened.get(0);
+    }
+
+    static byte[] cdb10(int opcode, int lba, int blocks) {
+        return new byte[] {(byte) opcode, 0, (byte) (lba >> 24), (byte) (lba >> 16), (byte) (lba >> 8), (byte) lba, 0,
+            (byte) (blocks >> 8), (byte) blocks, 0};
+    }
+
+    static byte[] pattern(int seed) {
+        byte[] b = new byte[KIB256];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (seed * 31 + i / 512);
+        }
+        return b;
+    }
+
+    /** Sends a 256 KiB WRITE(10) without data (InitialR2T=Yes by default): all of it is solicited. */
+    static ByteBuffer write(TestInitiator ini, int lba) throws Exception {
+        ByteBuffer cmd = ini.scsi(0xA0, KIB256, cdb10(0x2A, lba, BLOCKS), false);
+        ini.send(cmd, new byte[0]);
+        return cmd;
+    }
+
+    static Pdu expect(TestInitiator ini, int opcode) throws Exception {
+        Pdu p = ini.recv();
+        assertEquals(opcode, p.opcode(), "opcode");
+        return p;
+    }
+
+    static void waitFor(LongSupplier value, long want, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (value.getAsLong() != want && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(want, value.getAsLong(), what);
+    }
+
+    /** Reads 256 KiB at {@code lba}: the Data-In PDUs joined, GOOD status in the last. */
+    static byte[] read(TestInitiator ini, int lba) throws Exception {
+        ini.send(ini.scsi(0xC0, KIB256, cdb10(0x28, lba, BLOCKS), false), new byte[0]);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        while (true) {
+            Pdu p = expect(ini, 0x25);
+            got.write(p.data());
+            if ((p.flags() & 0x01) != 0) {
+                assertEquals(0, p.u8(3), "GOOD");
+                return got.toByteArray();
+            }
+        }
+    }
+
+    @Test
+    void writesBeyondTheBudgetGetNoR2TUntilMemoryComesBackEvenFromAnotherSession() throws Exception {
+        DataBudget budget = server.dataBudget();
+        try (TestInitiator a = login(1); TestInitiator b = login(2)) {
+            Map<Integer, Integer> lbaOfItt = new HashMap<>();
+            Map<Integer, Integer> tttOfItt = new HashMap<>();
+            for (int i = 0; i < 4; i++) {
+                ByteBuffer cmd = write(a, i * BLOCKS);
+                lbaOfItt.put(cmd.getInt(16), i * BLOCKS);
+            }
+            for (int i = 0; i < 4; i++) {
+                Pdu r2t = expect(a, 0x31);
+                assertEquals(KIB256, r2t.i32(44), "desired length");
+                tttOfItt.put(r2t.i32(16), r2t.i32(20));
+            }
+            assertEquals(4, tttOfItt.size());
+            assertEquals(1L << 20, budget.used(), "four 256 KiB writes hold the whole 1 MiB");
+            ByteBuffer bWrite = write(b, 8 * BLOCKS);
+            assertTrue(b.silentFor(300), "the other session's write is not solicited while the budget is spent");
+            assertEquals(1, budget.waiting());
+
+            CountDownLatch hold = new CountDownLatch(1);
+            device().hold = hold;
+            int first = lbaOfItt.keySet().stream().min(Integer::compare).orElseThrow();
+            a.send(TestInitiator.dataOut(first, tttOfItt.get(first), 0, 0, true), pattern(lbaOfItt.get(first)));
+            assertTrue(b.silentFor(300), "a write in the device still holds its memory");
+            assertEquals(1, budget.waiting());
+
+            hold.countDown();
+            Pdu done = expect(a, 0x21);
+            assertEquals(first, done.i32(16));
+            assertEquals(0, done.u8(3), "GOOD");
+            Pdu bR2t = expect(b, 0x31);
+            assertEquals(bWrite.getInt(16), bR2t.i32(16), "the waiting write is solicited once memory came back");
+            b.send(TestInitiator.dataOut(bWrite.getInt(16), bR2t.i32(20), 0, 0, true), pattern(8 * BLOCKS));
+            for (Map.Entry<Integer, Integer> e : lbaOfItt.entrySet()) {
+                if (e.getKey() != first) {
+                    a.send(TestInitiator.dataOut(e.getKey(), tttOfItt.get(e.getKey()), 0, 0, true), pattern(e.getValue()));
+                }
+            }
+            for (int i = 0; i < 3; i++) {
+                assertEquals(0, expect(a, 0x21).u8(3), "GOOD");
+            }
+            assertEquals(0, expect(b, 0x21).u8(3), "GOOD");
+            for (int lba : lbaOfItt.values()) {
+                assertArrayEquals(pattern(lba), read(a, lba), "data at lba " + lba);
+            }
+            assertArrayEquals(pattern(8 * BLOCKS), read(b, 8 * BLOCKS));
+            waitFor(budget::used, 0, "every byte given back");
+            assertEquals(0, budget.waiting());
+        }
+    }
+
+    @Test
+    void readsBeyondTheBudgetReachTheDeviceOnlyAsMemoryComesBack() throws Exception {
+        DataBudget budget = server.dataBudget();
+        try (TestInitiator ini = login(1)) {
+            byte[][] written = new byte[8][];
+            for (int i = 0; i < 8; i++) {
+                written[i] = pattern(100 + i);
+                ByteBuffer cmd = write(ini, i * BLOCKS);
+                Pdu r2t = expect(ini, 0x31);
+                ini.send(TestInitiator.dataOut(cmd.getInt(16), r2t.i32(20), 0, 0, true), written[i]);
+                assertEquals(0, expect(ini, 0x21).u8(3));
+            }
+            waitFor(budget::used, 0, "writes gave their memory back");
+            CountDownLatch hold = new CountDownLatch(1);
+            device().hold = hold;
+            int before = device().readsAsked.get();
+            for (int i = 0; i < 8; i++) {
+                ini.send(ini.scsi(0xC0, KIB256, cdb10(0x28, i * BLOCKS, BLOCKS), false), new byte[0]);
+            }
+            Thread.sleep(300);
+            assertEquals(4, device().readsAsked.get() - before, "only what fits in 1 MiB reaches the device");
+            assertEquals(4, budget.waiting());
+            hold.countDown();
+            Map<Integer, ByteArrayOutputStream> got = new HashMap<>();
+            int finished = 0;
+            while (finished < 8) {
+                Pdu p = expect(ini, 0x25);
+                got.computeIfAbsent(p.i32(16), k -> new ByteArrayOutputStream()).write(p.data());
+                if ((p.flags() & 0x01) != 0) {
+                    assertEquals(0, p.u8(3), "GOOD");
+                    finished++;
+                }
+            }
+            assertEquals(8, device().readsAsked.get() - before);
+            int firstItt = got.keySet().stream().min(Integer::compare).orElseThrow();
+            for (int i = 0; i < 8; i++) {
+                assertArrayEquals(written[i], got.get(firstItt + i).toByteArray(), "read " + i);
+            }
+            waitFor(budget::used, 0, "every byte given back");
+        }
+    }
+
+    @Test
+    void anAbortedOrDisconnectedWaiterGivesItsPlaceBack() throws Exception {
+        DataBudget budget = server.dataBudget();
+        try (TestInitiator a = login(1); TestInitiator b = login(2)) {
+            for (int i = 0; i < 4; i++) {
+                write(a, i * BLOCKS);
+            }
+            Map<Integer, Integer> ttt = new HashMap<>();
+            for (int i = 0; i < 4; i++) {
+                Pdu r2t = expect(a, 0x31);
+                ttt.put(r2t.i32(16), r2t.i32(20));
+            }
+            ByteBuffer waiting = write(a, 4 * BLOCKS);
+            TestInitiator c = login(3);
+            write(c, 12 * BLOCKS);
+            write(c, 13 * BLOCKS);
+            waitFor(() -> budget.waiting(), 3, "three writes wait");
+
+            a.send(TaskManagementTest.tmf(a, 1, waiting.getInt(16), waiting.getInt(24)), new byte[0]);
+            Pdu tmf = expect(a, 0x22);
+            assertEquals(0, tmf.u8(2), "function complete");
+            assertEquals(2, budget.waiting(), "the aborted write left the queue");
+            c.close();
+            waitFor(() -> budget.waiting(), 0, "a closed session's waiters leave the queue");
+            assertEquals(1L << 20, budget.used(), "the four solicited writes still hold theirs");
+
+            ByteBuffer bWrite = write(b, 8 * BLOCKS);
+            for (Map.Entry<Integer, Integer> e : ttt.entrySet()) {
+                a.send(TestInitiator.dataOut(e.getKey(), e.getValue(), 0, 0, true), new byte[KIB256]);
+            }
+            for (int i = 0; i < 4; i++) {
+                assertEquals(0, expect(a, 0x21).u8(3));
+            }
+            Pdu r2t = expect(b, 0x31);
+            assertEquals(bWrite.getInt(16), r2t.i32(16), "next in line after the departed waiters");
+            b.send(TestInitiator.dataOut(bWrite.getInt(16), r2t.i32(20), 0, 0, true), pattern(7));
+            assertEquals(0, expect(b, 0x21).u8(3));
+            assertTrue(a.silentFor(200), "the aborted write never ran");
+            assertArrayEquals(new byte[KIB256], Arrays.copyOf(read(a, 4 * BLOCKS), KIB256), "nothing written there");
+            waitFor(budget::used, 0, "every byte given back");
+        }
+    }
+}
