@@ -30,6 +30,8 @@ public final class CommandWindow {
     private int expCmdSN;
     /** Delivered commands not answered yet (see {@link #hold}). */
     private int held;
+    /** Slots of answered commands kept closed (see {@link #withhold}). */
+    private int withheld;
     private final Map<Integer, Deliverable> early = new HashMap<>();
 
     public CommandWindow(int initialCmdSN, int depth) {
@@ -42,13 +44,13 @@ public final class CommandWindow {
     }
 
     public int maxCmdSN() {
-        return expCmdSN + depth - 1 - held;
+        return expCmdSN + depth - 1 - held - withheld;
     }
 
     /** True when {@code cmdSN} lies in [ExpCmdSN, MaxCmdSN] (serial arithmetic). */
     public boolean inWindow(int cmdSN) {
         int d = cmdSN - expCmdSN;
-        return d >= 0 && d < depth - held;
+        return d >= 0 && d < depth - held - withheld;
     }
 
     /**
@@ -56,7 +58,7 @@ public final class CommandWindow {
      * call from its delivery, so MaxCmdSN does not move.
      */
     public void hold() {
-        if (held >= depth) {
+        if (held + withheld >= depth) {
             throw new IllegalStateException("more commands held than the window's depth " + depth);
         }
         held++;
@@ -68,6 +70,29 @@ public final class CommandWindow {
             throw new IllegalStateException("no command held");
         }
         held--;
+    }
+
+    /**
+     * A held command was answered, but its slot stays closed (the gateway is short of memory):
+     * MaxCmdSN does not move until {@link #reopen}.
+     */
+    public void withhold() {
+        if (held <= 0) {
+            throw new IllegalStateException("no command held");
+        }
+        held--;
+        withheld++;
+    }
+
+    /** Opens the slots kept closed by {@link #withhold}; returns how many (MaxCmdSN moves by that). */
+    public int reopen() {
+        int n = withheld;
+        withheld = 0;
+        return n;
+    }
+
+    public int withheld() {
+        return withheld;
     }
 
     /** Delivered commands not answered yet. */

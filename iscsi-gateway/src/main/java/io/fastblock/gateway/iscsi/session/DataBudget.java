@@ -19,8 +19,11 @@ import java.util.concurrent.RejectedExecutionException;
  * small ones, and one larger than the whole budget is granted alone. Since a waiting command holds
  * nothing and a granted one needs nothing more to finish, waiting cannot deadlock.
  *
- * <p>Immediate and unsolicited data arrive before the command is delivered and are not claimed:
- * the CmdSN window and FirstBurstLength bound them per session (depth x 256 KiB by default).
+ * <p>Immediate and unsolicited data arrive before the command is delivered and cannot be refused;
+ * the CmdSN window bounds them (FirstBurstLength per open slot). So while the budget is
+ * {@link #pressed}, sessions keep the slots of answered commands closed instead of reopening them,
+ * and reopen them (telling the initiator with a NOP-In) once there is room again: under sustained
+ * pressure every session's window narrows, and with it the data that can arrive unasked.
  *
  * <p>Thread-safe; a grant runs on the executor its claim named (the connection's event loop).
  */
@@ -29,6 +32,8 @@ public final class DataBudget {
     private long used;
     private final ArrayDeque<Claim> waiting = new ArrayDeque<>();
     private long waited;
+    /** One-shot callbacks for when the budget is no longer {@link #pressed}, with their executors. */
+    private final List<Object[]> roomWatchers = new ArrayList<>();
 
     public DataBudget(long limit) {
         if (limit <= 0) {
@@ -82,6 +87,7 @@ public final class DataBudget {
                 next = grantWaiting();
             }
             notifyGranted(next);
+            notifyRoom();
         }
     }
 
@@ -139,6 +145,40 @@ public final class DataBudget {
             } catch (RejectedExecutionException loopGone) {
                 // The connection's loop is shutting down with the gateway: nobody will use the bytes.
                 c.release();
+            }
+        }
+    }
+
+    /**
+     * All of the budget is held, or claims wait: sessions should stop taking more commands (their
+     * answered commands do not reopen the CmdSN window until {@link #whenRoom}).
+     */
+    public synchronized boolean pressed() {
+        return !waiting.isEmpty() || used >= limit;
+    }
+
+    /** Runs {@code action} on {@code executor} once the budget is not {@link #pressed} (soon, if it is not now). */
+    public void whenRoom(Executor executor, Runnable action) {
+        synchronized (this) {
+            roomWatchers.add(new Object[] {executor, action});
+        }
+        notifyRoom();
+    }
+
+    private void notifyRoom() {
+        List<Object[]> ready;
+        synchronized (this) {
+            if (roomWatchers.isEmpty() || pressed()) {
+                return;
+            }
+            ready = new ArrayList<>(roomWatchers);
+            roomWatchers.clear();
+        }
+        for (Object[] w : ready) {
+            try {
+                ((Executor) w[0]).execute((Runnable) w[1]);
+            } catch (RejectedExecutionException loopGone) {
+                // The session's loop is gone with the gateway: nothing to reopen.
             }
         }
     }

@@ -83,6 +83,8 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private int pingTtt = IscsiPdu.NO_TAG;
     private long pingSentNanos;
     private boolean logoutRequested;
+    /** Answered commands' slots are withheld and a {@link DataBudget#whenRoom} callback is pending. */
+    private boolean awaitingRoom;
 
     public IscsiConnectionHandler(Portal portal) {
         this.portal = portal;
@@ -1028,13 +1030,42 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         t.release();
     }
 
-    /** The task leaves the table, and its slot in the CmdSN window if it held one. */
+    /**
+     * The task leaves the table, and its slot in the CmdSN window if it held one: the slot reopens,
+     * unless the gateway's data budget is pressed; then it stays closed until there is room again.
+     */
     private void untrack(ScsiTask t) {
         tasks.remove(t.itt, t);
         if (t.holdsSlot) {
             t.holdsSlot = false;
-            window.free();
+            if (portal.dataBudget.pressed()) {
+                window.withhold();
+                if (!awaitingRoom) {
+                    awaitingRoom = true;
+                    portal.dataBudget.whenRoom(ctx.executor(), this::reopenWindow);
+                }
+            } else {
+                window.free();
+            }
         }
+    }
+
+    /** Room in the data budget again: reopens the withheld slots and tells the initiator the new MaxCmdSN. */
+    private void reopenWindow() {
+        awaitingRoom = false;
+        if (closed || window.reopen() == 0) {
+            return;
+        }
+        // A target ping (RFC 7143 11.19) carries the new MaxCmdSN even when no answer is due; its
+        // NOP-Out reply also proves the initiator alive, as the keepalive's does.
+        int ttt = nextTag();
+        if (pingTtt == IscsiPdu.NO_TAG) {
+            pingTtt = ttt;
+            pingSentNanos = System.nanoTime();
+        }
+        IscsiPdu nop = response(Opcode.NOP_IN, IscsiPdu.NO_TAG); // StatSN not advanced
+        nop.int20(ttt);
+        ctx.writeAndFlush(nop);
     }
 
     /** Sends Data-In (with status collapsed into the last one when GOOD) or a SCSI Response. */

@@ -97,7 +97,7 @@ class CommandWindowTest {
         int held = 0;
         int last = w.maxCmdSN();
         for (int i = 0; i < 20_000; i++) {
-            int op = r.nextInt(3);
+            int op = r.nextInt(5);
             if (op == 0 && w.inWindow(next)) {
                 w.offer(next++, holding(w, "h"));
                 held++;
@@ -106,12 +106,43 @@ class CommandWindowTest {
             } else if (op == 2 && held > 0) {
                 w.free();
                 held--;
+            } else if (op == 3 && held > 0) {
+                w.withhold(); // answered while the gateway is short of memory
+                held--;
+            } else if (op == 4 && r.nextInt(4) == 0) {
+                w.reopen();
             }
             int max = w.maxCmdSN();
             assertTrue(max - last >= 0, "MaxCmdSN went back from " + last + " to " + max);
-            assertTrue(w.held() <= 16 && max - w.expCmdSN() + 1 + w.held() <= 16, "more than the depth in the gateway");
+            assertTrue(w.held() <= 16 && max - w.expCmdSN() + 1 + w.held() + w.withheld() == 16,
+                    "open, held and withheld slots make up the depth");
             last = max;
         }
+        log.clear();
+    }
+
+    @Test
+    void withheldSlotsStayClosedUntilReopened() {
+        CommandWindow w = new CommandWindow(10, 4);
+        for (int cmdSN = 10; cmdSN < 12; cmdSN++) {
+            w.offer(cmdSN, holding(w, "c" + cmdSN));
+        }
+        assertEquals(13, w.maxCmdSN(), "two held: MaxCmdSN did not move with delivery");
+        w.withhold();
+        assertEquals(13, w.maxCmdSN(), "answered, but the slot stays closed");
+        assertEquals(1, w.withheld());
+        assertTrue(w.inWindow(13));
+        assertFalse(w.inWindow(14));
+        w.offer(12, holding(w, "c12"));
+        w.offer(13, holding(w, "c13"));
+        assertEquals(13, w.maxCmdSN());
+        assertFalse(w.inWindow(14), "three held and one withheld: closed");
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, w::hold, "no slot left to hold");
+        w.free();
+        assertEquals(14, w.maxCmdSN(), "a normal answer reopens its slot");
+        assertEquals(1, w.reopen());
+        assertEquals(15, w.maxCmdSN(), "the withheld slot opens");
+        assertEquals(0, w.reopen());
         log.clear();
     }
 

@@ -89,10 +89,22 @@ class DataBudgetSessionTest {
         return cmd;
     }
 
+    /** The next PDU, which must have {@code opcode}; target pings in between (a window reopening) are answered. */
     static Pdu expect(TestInitiator ini, int opcode) throws Exception {
         Pdu p = ini.recv();
+        while (p.opcode() == 0x20 && opcode != 0x20 && p.i32(16) == -1) {
+            pong(ini, p);
+            p = ini.recv();
+        }
         assertEquals(opcode, p.opcode(), "opcode");
         return p;
+    }
+
+    static void pong(TestInitiator ini, Pdu ping) throws Exception {
+        ByteBuffer pong = ByteBuffer.allocate(48);
+        pong.put(0, (byte) 0x40).put(1, (byte) 0x80);
+        pong.putInt(16, -1).putInt(20, ping.i32(20)).putInt(24, ini.cmdSN).putInt(28, ini.expStatSN);
+        ini.send(pong, new byte[0]);
     }
 
     static void waitFor(LongSupplier value, long want, String what) throws InterruptedException {
@@ -251,6 +263,67 @@ class DataBudgetSessionTest {
             assertEquals(0, expect(b, 0x21).u8(3));
             assertTrue(a.silentFor(200), "the aborted write never ran");
             assertArrayEquals(new byte[KIB256], Arrays.copyOf(read(a, 4 * BLOCKS), KIB256), "nothing written there");
+            waitFor(budget::used, 0, "every byte given back");
+        }
+    }
+
+    /**
+     * While the budget is pressed, answered commands do not reopen their CmdSN window slots: the
+     * answers carry the old MaxCmdSN. Once there is room the slots reopen and a NOP-In (a target
+     * ping, which the initiator answers) carries the new MaxCmdSN.
+     */
+    @Test
+    void underPressureAnswersKeepTheWindowNarrowAndANopInReopensIt() throws Exception {
+        DataBudget budget = server.dataBudget();
+        try (TestInitiator a = login(1)) {
+            Map<Integer, Integer> ttt = new HashMap<>();
+            for (int i = 0; i < 4; i++) {
+                write(a, i * BLOCKS);
+            }
+            int maxBefore = 0;
+            for (int i = 0; i < 4; i++) {
+                Pdu r2t = expect(a, 0x31);
+                ttt.put(r2t.i32(16), r2t.i32(20));
+                maxBefore = r2t.i32(32);
+            }
+            ByteBuffer fifth = write(a, 4 * BLOCKS);
+            waitFor(() -> budget.waiting(), 1, "the fifth write waits for memory");
+            int[] itts = ttt.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+            a.send(TestInitiator.dataOut(itts[0], ttt.get(itts[0]), 0, 0, true), pattern(1));
+            // The first answer frees 256 KiB, which the fifth write takes at once: still full, still pressed.
+            Pdu first = expect(a, 0x21);
+            assertEquals(0, first.u8(3));
+            assertEquals(maxBefore, first.i32(32), "the answered slot stays closed");
+            Pdu fifthR2t = expect(a, 0x31);
+            assertEquals(fifth.getInt(16), fifthR2t.i32(16));
+            assertEquals(maxBefore, fifthR2t.i32(32));
+            a.send(TestInitiator.dataOut(itts[1], ttt.get(itts[1]), 0, 0, true), pattern(2));
+            // This answer leaves 768 KiB held and nobody waiting: room, so both withheld slots reopen.
+            boolean answered = false;
+            Pdu nop = null;
+            while (!answered || nop == null) {
+                Pdu p = a.recv();
+                if (p.opcode() == 0x21) {
+                    assertEquals(0, p.u8(3));
+                    assertEquals(maxBefore, p.i32(32), "withheld when it was answered (the budget was full)");
+                    answered = true;
+                } else {
+                    assertEquals(0x20, p.opcode(), "a NOP-In");
+                    nop = p;
+                }
+            }
+            assertEquals(-1, nop.i32(16), "ITT 0xffffffff: a target ping");
+            assertTrue(nop.i32(20) != -1, "with a TTT the initiator echoes");
+            assertEquals(maxBefore + 2, nop.i32(32), "both withheld slots open again");
+            pong(a, nop);
+            a.send(TestInitiator.dataOut(itts[2], ttt.get(itts[2]), 0, 0, true), pattern(3));
+            Pdu third = expect(a, 0x21);
+            assertEquals(maxBefore + 3, third.i32(32), "no pressure: an answer reopens its slot at once");
+            a.send(TestInitiator.dataOut(itts[3], ttt.get(itts[3]), 0, 0, true), pattern(4));
+            assertEquals(maxBefore + 4, expect(a, 0x21).i32(32));
+            a.send(TestInitiator.dataOut(fifth.getInt(16), fifthR2t.i32(20), 0, 0, true), pattern(5));
+            assertEquals(maxBefore + 5, expect(a, 0x21).i32(32), "the whole depth is open again");
+            assertArrayEquals(pattern(5), read(a, 4 * BLOCKS));
             waitFor(budget::used, 0, "every byte given back");
         }
     }

@@ -122,6 +122,36 @@ class DataBudgetTest {
     }
 
     @Test
+    void roomWatchersRunOnceTheBudgetIsNoLongerPressed() {
+        DataBudget b = new DataBudget(1000);
+        Inbox inbox = new Inbox();
+        DataBudget.Claim a = b.claim(1000, inbox, () -> { });
+        assertTrue(b.pressed(), "all of it held");
+        int[] ran = {0};
+        b.whenRoom(inbox, () -> ran[0]++);
+        DataBudget.Claim w = b.claim(600, inbox, () -> { });
+        assertTrue(b.pressed());
+        assertEquals(0, inbox.runAll(), "no room yet");
+        a.release();
+        assertTrue(w.granted());
+        assertFalse(b.pressed(), "600 of 1000 held, nobody waiting");
+        assertEquals(2, inbox.runAll(), "the grant and the watcher");
+        assertEquals(1, ran[0]);
+        DataBudget.Claim rest = b.claim(400, inbox, () -> { });
+        assertTrue(rest.grantedAtOnce());
+        assertTrue(b.pressed(), "exactly full counts as pressed");
+        b.whenRoom(inbox, () -> ran[0]++);
+        w.release();
+        assertEquals(1, inbox.runAll());
+        assertEquals(2, ran[0]);
+        b.whenRoom(inbox, () -> ran[0]++);
+        assertEquals(1, inbox.runAll(), "not pressed now: posted at once");
+        assertEquals(3, ran[0]);
+        rest.release();
+        assertEquals(0, inbox.runAll(), "watchers run once");
+    }
+
+    @Test
     void misuseIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new DataBudget(0));
         DataBudget b = new DataBudget(10);
