@@ -32,8 +32,11 @@ public final class DataBudget {
     private long used;
     private final ArrayDeque<Claim> waiting = new ArrayDeque<>();
     private long waited;
-    /** One-shot callbacks for when the budget is no longer {@link #pressed}, with their executors. */
-    private final List<Object[]> roomWatchers = new ArrayList<>();
+    /** One-shot callbacks for when the budget is no longer {@link #pressed}. */
+    private final List<RoomWatcher> roomWatchers = new ArrayList<>();
+
+    private record RoomWatcher(Executor executor, Runnable action) {
+    }
 
     public DataBudget(long limit) {
         if (limit <= 0) {
@@ -160,13 +163,13 @@ public final class DataBudget {
     /** Runs {@code action} on {@code executor} once the budget is not {@link #pressed} (soon, if it is not now). */
     public void whenRoom(Executor executor, Runnable action) {
         synchronized (this) {
-            roomWatchers.add(new Object[] {executor, action});
+            roomWatchers.add(new RoomWatcher(executor, action));
         }
         notifyRoom();
     }
 
     private void notifyRoom() {
-        List<Object[]> ready;
+        List<RoomWatcher> ready;
         synchronized (this) {
             if (roomWatchers.isEmpty() || pressed()) {
                 return;
@@ -174,9 +177,9 @@ public final class DataBudget {
             ready = new ArrayList<>(roomWatchers);
             roomWatchers.clear();
         }
-        for (Object[] w : ready) {
+        for (RoomWatcher w : ready) {
             try {
-                ((Executor) w[0]).execute((Runnable) w[1]);
+                w.executor().execute(w.action());
             } catch (RejectedExecutionException loopGone) {
                 // The session's loop is gone with the gateway: nothing to reopen.
             }
