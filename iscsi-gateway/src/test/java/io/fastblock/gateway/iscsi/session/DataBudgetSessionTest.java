@@ -8,7 +8,6 @@ import io.fastblock.gateway.GatewayConfig;
 import io.fastblock.gateway.iscsi.FileTargetCatalog;
 import io.fastblock.gateway.iscsi.IscsiServer;
 import io.fastblock.gateway.iscsi.session.TestInitiator.Pdu;
-import io.fastblock.gateway.scsi.FileBlockDevice;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -46,27 +45,13 @@ class DataBudgetSessionTest {
 
     @AfterEach
     void stop() {
-        catalog.opened.forEach(d -> {
-            CountDownLatch h = d.hold;
-            if (h != null) {
-                h.countDown();
-            }
-        });
+        catalog.releaseHolds();
         server.close();
     }
 
-    TestInitiator login(long isid) throws Exception {
-        TestInitiator ini = new TestInitiator(server.port());
-        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:ini" + isid, "TargetName", IQN),
-                1, 3, true);
-        assertEquals(0, r.u8(36));
-        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
-        assertEquals(0x02, ini.recv().u8(3), "power-on unit attention");
-        return ini;
-    }
-
-    FileBlockDevice device() {
-        return catalog.opened.get(0);
+    /** A second or third session is a second or third initiator (its own ISID and name). */
+    TestInitiator session(long n) throws Exception {
+        return TestInitiator.loggedIn(server.port(), IQN, n);
     }
 
     static byte[] cdb10(int opcode, int lba, int blocks) {
@@ -132,7 +117,7 @@ class DataBudgetSessionTest {
     @Test
     void writesBeyondTheBudgetGetNoR2TUntilMemoryComesBackEvenFromAnotherSession() throws Exception {
         DataBudget budget = server.dataBudget();
-        try (TestInitiator a = login(1); TestInitiator b = login(2)) {
+        try (TestInitiator a = session(1); TestInitiator b = session(2)) {
             Map<Integer, Integer> lbaOfItt = new HashMap<>();
             Map<Integer, Integer> tttOfItt = new HashMap<>();
             for (int i = 0; i < 4; i++) {
@@ -151,7 +136,7 @@ class DataBudgetSessionTest {
             assertEquals(1, budget.waiting());
 
             CountDownLatch hold = new CountDownLatch(1);
-            device().hold = hold;
+            catalog.opened.get(0).hold = hold;
             int first = lbaOfItt.keySet().stream().min(Integer::compare).orElseThrow();
             a.send(TestInitiator.dataOut(first, tttOfItt.get(first), 0, 0, true), pattern(lbaOfItt.get(first)));
             assertTrue(b.silentFor(300), "a write in the device still holds its memory");
@@ -185,7 +170,7 @@ class DataBudgetSessionTest {
     @Test
     void readsBeyondTheBudgetReachTheDeviceOnlyAsMemoryComesBack() throws Exception {
         DataBudget budget = server.dataBudget();
-        try (TestInitiator ini = login(1)) {
+        try (TestInitiator ini = session(1)) {
             byte[][] written = new byte[8][];
             for (int i = 0; i < 8; i++) {
                 written[i] = pattern(100 + i);
@@ -196,13 +181,13 @@ class DataBudgetSessionTest {
             }
             waitFor(budget::used, 0, "writes gave their memory back");
             CountDownLatch hold = new CountDownLatch(1);
-            device().hold = hold;
-            int before = device().readsAsked.get();
+            catalog.opened.get(0).hold = hold;
+            int before = catalog.opened.get(0).readsAsked.get();
             for (int i = 0; i < 8; i++) {
                 ini.send(ini.scsi(0xC0, KIB256, cdb10(0x28, i * BLOCKS, BLOCKS), false), new byte[0]);
             }
             Thread.sleep(300);
-            assertEquals(4, device().readsAsked.get() - before, "only what fits in 1 MiB reaches the device");
+            assertEquals(4, catalog.opened.get(0).readsAsked.get() - before, "only what fits in 1 MiB reaches the device");
             assertEquals(4, budget.waiting());
             hold.countDown();
             Map<Integer, ByteArrayOutputStream> got = new HashMap<>();
@@ -215,7 +200,7 @@ class DataBudgetSessionTest {
                     finished++;
                 }
             }
-            assertEquals(8, device().readsAsked.get() - before);
+            assertEquals(8, catalog.opened.get(0).readsAsked.get() - before);
             int firstItt = got.keySet().stream().min(Integer::compare).orElseThrow();
             for (int i = 0; i < 8; i++) {
                 assertArrayEquals(written[i], got.get(firstItt + i).toByteArray(), "read " + i);
@@ -227,7 +212,7 @@ class DataBudgetSessionTest {
     @Test
     void anAbortedOrDisconnectedWaiterGivesItsPlaceBack() throws Exception {
         DataBudget budget = server.dataBudget();
-        try (TestInitiator a = login(1); TestInitiator b = login(2)) {
+        try (TestInitiator a = session(1); TestInitiator b = session(2)) {
             for (int i = 0; i < 4; i++) {
                 write(a, i * BLOCKS);
             }
@@ -237,7 +222,7 @@ class DataBudgetSessionTest {
                 ttt.put(r2t.i32(16), r2t.i32(20));
             }
             ByteBuffer waiting = write(a, 4 * BLOCKS);
-            TestInitiator c = login(3);
+            TestInitiator c = session(3);
             write(c, 12 * BLOCKS);
             write(c, 13 * BLOCKS);
             waitFor(() -> budget.waiting(), 3, "three writes wait");
@@ -275,7 +260,7 @@ class DataBudgetSessionTest {
     @Test
     void underPressureAnswersKeepTheWindowNarrowAndANopInReopensIt() throws Exception {
         DataBudget budget = server.dataBudget();
-        try (TestInitiator a = login(1)) {
+        try (TestInitiator a = session(1)) {
             Map<Integer, Integer> ttt = new HashMap<>();
             for (int i = 0; i < 4; i++) {
                 write(a, i * BLOCKS);

@@ -44,23 +44,12 @@ class TaskManagementTest {
 
     @AfterEach
     void stop() {
-        catalog.opened.forEach(d -> {
-            CountDownLatch h = d.hold;
-            if (h != null) {
-                h.countDown();
-            }
-        });
+        catalog.releaseHolds();
         server.close();
     }
 
     TestInitiator login(long isid) throws Exception {
-        TestInitiator ini = new TestInitiator(server.port());
-        Pdu r = ini.login(TestInitiator.keys("InitiatorName", "iqn.2026-11.io.fastblock:ini" + isid, "TargetName", IQN),
-                1, 3, true);
-        assertEquals(0, r.u8(36));
-        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
-        assertEquals(0x02, ini.recv().u8(3), "power-on unit attention");
-        return ini;
+        return TestInitiator.loggedIn(server.port(), IQN, isid);
     }
 
     FileBlockDevice device() {

@@ -64,6 +64,23 @@ final class TestInitiator implements AutoCloseable {
         out = socket.getOutputStream();
     }
 
+    /**
+     * A new connection logged in to {@code target} as initiator {@code ...:ini<isid>}, with the
+     * power-on unit attention already taken by a TEST UNIT READY.
+     */
+    static TestInitiator loggedIn(int port, String target, long isid) throws IOException {
+        TestInitiator ini = new TestInitiator(port);
+        Pdu r = ini.login(keys("InitiatorName", "iqn.2026-11.io.fastblock:ini" + isid, "TargetName", target), 1, 3, true);
+        if (r.u8(36) != 0) {
+            throw new AssertionError("login refused: status class " + r.u8(36));
+        }
+        ini.send(ini.scsi(0x80, 0, new byte[] {0x00}, false), new byte[0]);
+        if (ini.recv().u8(3) != 0x02) {
+            throw new AssertionError("expected the power-on unit attention");
+        }
+        return ini;
+    }
+
     static byte[] keys(String... kv) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < kv.length; i += 2) {
