@@ -28,7 +28,13 @@ import java.util.concurrent.RejectedExecutionException;
  * <p>Thread-safe; a grant runs on the executor its claim named (the connection's event loop).
  */
 public final class DataBudget {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DataBudget.class);
+    /** At most one warning per this interval that commands wait for memory, so an operator sees it without a flood. */
+    static final long WARN_EVERY_NANOS = 60_000_000_000L;
     private final long limit;
+    private long lastWarnNanos = System.nanoTime() - WARN_EVERY_NANOS;
+    private long waitedAtLastWarn;
+    private int warnings;
     private long used;
     private final ArrayDeque<Claim> waiting = new ArrayDeque<>();
     private long waited;
@@ -104,6 +110,7 @@ public final class DataBudget {
             throw new IllegalArgumentException("negative claim " + bytes);
         }
         Claim c = new Claim(bytes, executor, granted);
+        String warning;
         synchronized (this) {
             if (waiting.isEmpty() && fits(bytes)) {
                 c.holding = true;
@@ -113,7 +120,19 @@ public final class DataBudget {
             }
             waiting.add(c);
             waited++;
+            long now = System.nanoTime();
+            if (now - lastWarnNanos < WARN_EVERY_NANOS) {
+                return c;
+            }
+            lastWarnNanos = now;
+            warning = String.format("commands wait for memory: the data budget of %d MiB is spent (%d MiB held, "
+                    + "%d waiting, %d waited since the last warning); raise --data-memory (and the gateway's direct "
+                    + "memory) if this gateway should carry more", limit >> 20, used >> 20, waiting.size(),
+                    waited - waitedAtLastWarn);
+            waitedAtLastWarn = waited;
+            warnings++;
         }
+        LOG.warn(warning);
         return c;
     }
 
@@ -198,6 +217,11 @@ public final class DataBudget {
     /** Claims waiting for room now. */
     public synchronized int waiting() {
         return waiting.size();
+    }
+
+    /** Warnings logged that commands wait for memory (at most one per {@link #WARN_EVERY_NANOS}). */
+    synchronized int warnings() {
+        return warnings;
     }
 
     /** Claims that had to wait, since start. */

@@ -152,6 +152,19 @@ class DataBudgetTest {
     }
 
     @Test
+    void waitingIsLoggedOncePerIntervalNotOncePerCommand() {
+        DataBudget b = new DataBudget(1000);
+        Inbox inbox = new Inbox();
+        b.claim(1000, inbox, () -> { });
+        assertEquals(0, b.warnings(), "nothing waited yet");
+        for (int i = 0; i < 100; i++) {
+            b.claim(10, inbox, () -> { });
+        }
+        assertEquals(100, b.waited());
+        assertEquals(1, b.warnings(), "one warning for a hundred waits within a minute");
+    }
+
+    @Test
     void misuseIsRefused() {
         assertThrows(IllegalArgumentException.class, () -> new DataBudget(0));
         DataBudget b = new DataBudget(10);
