@@ -36,6 +36,8 @@ public final class DataBudget {
     private long waitedAtLastWarn;
     private int warnings;
     private long used;
+    /** {@link #pressed}, kept up to date under the lock so every command's answer can read it without taking it. */
+    private volatile boolean pressed;
     private final ArrayDeque<Claim> waiting = new ArrayDeque<>();
     private long waited;
     /** One-shot callbacks for when the budget is no longer {@link #pressed}. */
@@ -82,6 +84,7 @@ public final class DataBudget {
         /** Gives the bytes back, or leaves the queue if not granted yet. Idempotent. */
         public void release() {
             List<Claim> next;
+            List<RoomWatcher> room;
             synchronized (DataBudget.this) {
                 if (done) {
                     return;
@@ -94,9 +97,10 @@ public final class DataBudget {
                     waiting.remove(this);
                 }
                 next = grantWaiting();
+                room = takeRoomWatchers();
             }
             notifyGranted(next);
-            notifyRoom();
+            notifyRoom(room);
         }
     }
 
@@ -116,10 +120,12 @@ public final class DataBudget {
                 c.holding = true;
                 c.atOnce = true;
                 used += bytes;
+                updatePressed();
                 return c;
             }
             waiting.add(c);
             waited++;
+            updatePressed();
             long now = System.nanoTime();
             if (now - lastWarnNanos < WARN_EVERY_NANOS) {
                 return c;
@@ -141,6 +147,11 @@ public final class DataBudget {
         return used + bytes <= limit || used == 0;
     }
 
+    /** Under the lock, after every change of {@code used} or {@code waiting}. */
+    private void updatePressed() {
+        pressed = !waiting.isEmpty() || used >= limit;
+    }
+
     /** Under the lock: grants queued claims in order while the head fits. */
     private List<Claim> grantWaiting() {
         List<Claim> out = null;
@@ -154,6 +165,7 @@ public final class DataBudget {
             }
             out.add(head);
         }
+        updatePressed();
         return out;
     }
 
@@ -175,26 +187,33 @@ public final class DataBudget {
      * All of the budget is held, or claims wait: sessions should stop taking more commands (their
      * answered commands do not reopen the CmdSN window until {@link #whenRoom}).
      */
-    public synchronized boolean pressed() {
-        return !waiting.isEmpty() || used >= limit;
+    public boolean pressed() {
+        return pressed;
     }
 
     /** Runs {@code action} on {@code executor} once the budget is not {@link #pressed} (soon, if it is not now). */
     public void whenRoom(Executor executor, Runnable action) {
+        List<RoomWatcher> room;
         synchronized (this) {
             roomWatchers.add(new RoomWatcher(executor, action));
+            room = takeRoomWatchers();
         }
-        notifyRoom();
+        notifyRoom(room);
     }
 
-    private void notifyRoom() {
-        List<RoomWatcher> ready;
-        synchronized (this) {
-            if (roomWatchers.isEmpty() || pressed()) {
-                return;
-            }
-            ready = new ArrayList<>(roomWatchers);
-            roomWatchers.clear();
+    /** Under the lock: the watchers to run now, if the budget is not pressed (they are one-shot). */
+    private List<RoomWatcher> takeRoomWatchers() {
+        if (roomWatchers.isEmpty() || pressed) {
+            return null;
+        }
+        List<RoomWatcher> ready = new ArrayList<>(roomWatchers);
+        roomWatchers.clear();
+        return ready;
+    }
+
+    private static void notifyRoom(List<RoomWatcher> ready) {
+        if (ready == null) {
+            return;
         }
         for (RoomWatcher w : ready) {
             try {

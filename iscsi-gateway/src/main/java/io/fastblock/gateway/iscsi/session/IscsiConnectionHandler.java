@@ -340,12 +340,24 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         }
         if (pingTtt == IscsiPdu.NO_TAG && now - lastReceivedNanos >= portal.settings.nopInterval().toNanos()) {
-            pingTtt = nextTag();
-            pingSentNanos = now;
-            IscsiPdu nop = response(Opcode.NOP_IN, IscsiPdu.NO_TAG); // StatSN not advanced
-            nop.int20(pingTtt);
-            ctx.writeAndFlush(nop);
+            ping();
         }
+    }
+
+    /**
+     * A target ping (RFC 7143 11.19): a NOP-In with a fresh TTT, which the initiator answers, and which
+     * carries the current ExpCmdSN and MaxCmdSN. The keepalive watches for the answer to the first
+     * one outstanding; a later ping while it waits only tells the new window.
+     */
+    private void ping() {
+        int ttt = nextTag();
+        if (pingTtt == IscsiPdu.NO_TAG) {
+            pingTtt = ttt;
+            pingSentNanos = System.nanoTime();
+        }
+        IscsiPdu nop = response(Opcode.NOP_IN, IscsiPdu.NO_TAG); // StatSN not advanced
+        nop.int20(ttt);
+        ctx.writeAndFlush(nop);
     }
 
     private int nextTag() {
@@ -932,13 +944,14 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             progress(t);
             return;
         }
-        DataBudget.Claim c = portal.dataBudget.claim(bytes, ctx.executor(), () -> {
+        t.memory = portal.dataBudget.claim(bytes, ctx.executor(), () -> {
             if (t.memory != null && !t.aborted && !closed) {
+                t.memoryGranted = true;
                 progress(t);
             }
         });
-        t.memory = c;
-        if (c.grantedAtOnce()) {
+        if (t.memory.grantedAtOnce()) {
+            t.memoryGranted = true;
             progress(t);
         }
     }
@@ -1056,16 +1069,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         if (closed || window.reopen() == 0) {
             return;
         }
-        // A target ping (RFC 7143 11.19) carries the new MaxCmdSN even when no answer is due; its
-        // NOP-Out reply also proves the initiator alive, as the keepalive's does.
-        int ttt = nextTag();
-        if (pingTtt == IscsiPdu.NO_TAG) {
-            pingTtt = ttt;
-            pingSentNanos = System.nanoTime();
-        }
-        IscsiPdu nop = response(Opcode.NOP_IN, IscsiPdu.NO_TAG); // StatSN not advanced
-        nop.int20(ttt);
-        ctx.writeAndFlush(nop);
+        ping(); // carries the new MaxCmdSN even when no answer is due
     }
 
     /** Sends Data-In (with status collapsed into the last one when GOOD) or a SCSI Response. */

@@ -35,6 +35,8 @@ final class ScsiTask {
      * null for commands without data, and once {@link #release} or a read's last Data-In gave it back.
      */
     DataBudget.Claim memory;
+    /** The claim was granted and this loop knows it (set here, so {@link #progress} needs no lock). */
+    boolean memoryGranted;
     /** Run after an aborted task's in-flight I/O finished (the TMF response). */
     Runnable afterAbort;
 
@@ -68,7 +70,7 @@ final class ScsiTask {
 
     /** The task may go on to R2Ts and the device: it has no data, or its claim was granted. */
     boolean mayMoveData() {
-        return memory == null || memory.granted();
+        return memory == null || memoryGranted;
     }
 
     /** Hands the claim to whoever frees the data last (a read's final Data-In write); null if none. */
