@@ -6,38 +6,36 @@ import io.fastblock.storage.io.FileIoFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * One chunk's data file and its checksum sidecar {@code <chunk>.crc}: a CRC32C per 4 KiB block,
- * 4 bytes each at {@code 4 * block}, big-endian. Bytes past the end of the data file count as
- * zeros. A stored value of 0 means "never written" and is valid for an all-zero block, so holes
- * need no entries (a real CRC of 0 is accepted as well, at a 2^-32 chance of missing a flip).
+ * One chunk's data file and its checksum sidecar ({@link BlockSums}): a CRC32C per 4 KiB block.
+ * Bytes past the end of the data file count as zeros. A stored value of 0 means "never written"
+ * and is valid for an all-zero block, so holes need no entries (a real CRC of 0 is accepted as
+ * well, at a 2^-32 chance of missing a flip).
  *
- * <p>Writes update the data, then the sidecar, neither forced: after a crash or power loss the
- * two may disagree for any block written since the last flush. {@link ChunkStore} therefore
- * rebuilds the sidecar of every chunk written since its last checkpoint before trusting it, so a
- * mismatch found at any other time is real corruption.
+ * <p>Writes update the data, then the checksums in memory; neither is forced, and the sidecar file
+ * is written only when the chunk is forced: after a crash or power loss the two may disagree for
+ * any block written since the last checkpoint. {@link ChunkStore} therefore rebuilds the sidecar
+ * of every chunk written since its last checkpoint before trusting it, so a mismatch found at any
+ * other time is real corruption.
  *
  * <p>Not thread-safe: a chunk's work runs on its {@link ChunkStore} stripe only.
  */
 final class ChunkFile implements Closeable {
     static final int BLOCK = 4096;
     private static final ThreadLocal<ByteBuffer> SCRATCH = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(BLOCK * 64));
-    /** Checksum entries of up to 64 blocks per thread, so the common read and write allocate nothing for them. */
-    private static final ThreadLocal<ByteBuffer> SUMS = ThreadLocal.withInitial(() -> ByteBuffer.allocate(64 * 4));
 
     private final ChunkId chunk;
     /** Replaced only by {@link #replaceData} (compaction), on the chunk's stripe like every other use. */
     private volatile FileIo data;
-    private final FileIo sums;
+    private final BlockSums sums;
     private final AllocationMap map;
 
-    private ChunkFile(ChunkId chunk, FileIo data, FileIo sums, AllocationMap map) {
+    private ChunkFile(ChunkId chunk, FileIo data, BlockSums sums, AllocationMap map) {
         this.chunk = chunk;
         this.data = data;
         this.sums = sums;
@@ -58,6 +56,11 @@ final class ChunkFile implements Closeable {
     }
 
     static ChunkFile open(ChunkId chunk, Path file, FileIoFactory files, boolean create) throws IOException {
+        return open(chunk, file, files, create, SumMemory.UNLIMITED);
+    }
+
+    /** Opens the chunk with its checksums held in memory while written, within {@code room}. */
+    static ChunkFile open(ChunkId chunk, Path file, FileIoFactory files, boolean create, SumMemory room) throws IOException {
         boolean unmapped = !java.nio.file.Files.exists(mapOf(file));
         FileIo d = files.open(file, create);
         FileIo s = null;
@@ -66,7 +69,7 @@ final class ChunkFile implements Closeable {
             s = files.open(sidecarOf(file), true);
             mf = files.open(mapOf(file), true);
             AllocationMap m = new AllocationMap(mf);
-            ChunkFile f = new ChunkFile(chunk, d, s, m);
+            ChunkFile f = new ChunkFile(chunk, d, new BlockSums(s, room), m);
             if (unmapped && d.size() > 0) {
                 // A chunk file from before allocation maps: every block it spans may hold data, so
                 // count them all as allocated (reporting a hole as data is safe, the reverse is not).
@@ -135,44 +138,11 @@ final class ChunkFile implements Closeable {
 
     /** The stored checksums of blocks {@code [first, first+count)}; 0 where the sidecar has none. */
     private int[] storedSums(long first, int count) throws IOException {
-        ByteBuffer b = sumsBuffer(count * 4);
-        // Entries past the sidecar's end read as 0 ("never written"): clear what a previous call left.
-        java.util.Arrays.fill(b.array(), 0, count * 4, (byte) 0);
-        sums.readFully(b, first * 4);
-        int[] out = new int[count];
-        for (int i = 0; i < count; i++) {
-            out[i] = b.getInt(i * 4);
-        }
-        return out;
-    }
-
-    private static ByteBuffer sumsBuffer(int bytes) {
-        ByteBuffer b = SUMS.get();
-        if (b.capacity() < bytes) {
-            b = ByteBuffer.allocate(bytes).order(ByteOrder.BIG_ENDIAN);
-            SUMS.set(b);
-        }
-        b.clear().limit(bytes);
-        return b;
+        return sums.get(first, count);
     }
 
     private void storeSums(long first, int[] values, boolean[] skip) throws IOException {
-        ByteBuffer b = sumsBuffer(values.length * 4);
-        int i = 0;
-        while (i < values.length) {
-            if (skip != null && skip[i]) {
-                i++;
-                continue;
-            }
-            int j = i;
-            b.clear();
-            while (j < values.length && (skip == null || !skip[j])) {
-                b.putInt(values[j++]);
-            }
-            b.flip();
-            sums.writeFully(b, (first + i) * 4);
-            i = j;
-        }
+        sums.put(first, values, skip);
     }
 
     /** Largest write into the data file, and the alignment of its pieces (see {@link #writeData}). */
@@ -384,7 +354,7 @@ final class ChunkFile implements Closeable {
             }
             storeSums(b, values, null);
         }
-        sums.truncate(blocks * 4);
+        sums.truncate(blocks);
     }
 
     /**
@@ -404,10 +374,7 @@ final class ChunkFile implements Closeable {
         if (offset < size) {
             if (end >= size) {
                 data.truncate(offset);
-                long sumBytes = offset / BLOCK * 4;
-                if (sums.size() > sumBytes) {
-                    sums.truncate(sumBytes);
-                }
+                sums.truncate(offset / BLOCK);
             } else {
                 // Large ranges become holes where the file layer can punch them (see io.HolePunch).
                 data.zeroRange(offset, length);
@@ -416,12 +383,7 @@ final class ChunkFile implements Closeable {
                     zeroWritten = length;
                 }
                 // 0 is the "never written" checksum, right for zeros.
-                ByteBuffer none = ByteBuffer.allocate((int) Math.min(length / BLOCK * 4, 1 << 16));
-                long sumEnd = Math.min(end / BLOCK * 4, sums.size());
-                for (long at = offset / BLOCK * 4; at < sumEnd; at += none.capacity()) {
-                    int n = (int) Math.min(none.capacity(), sumEnd - at);
-                    sums.writeFully(none.duplicate().limit(n), at);
-                }
+                sums.zero(offset / BLOCK, end / BLOCK);
             }
         }
         // Cleared after the zeros are in place (see AllocationMap's crash rules). The map may reach
@@ -516,11 +478,24 @@ final class ChunkFile implements Closeable {
         map.set(offset / BLOCK, (length + BLOCK - 1) / BLOCK, allocated);
     }
 
-    /** Forces data, then checksums and the allocation map: after this all describe the same bytes durably. */
+    /**
+     * Forces data, then checksums and the allocation map: after this all describe the same bytes
+     * durably. Safe off the chunk's stripe (a checkpoint forces from its own thread).
+     */
     void force() throws IOException {
         data.force(false);
-        sums.force(false);
+        sums.force();
         map.force();
+    }
+
+    /** The chunk is no longer being written: its checksums go back to the file and leave memory. */
+    void releaseSums() throws IOException {
+        sums.release();
+    }
+
+    /** Whether the checksums are held in memory (tests). */
+    boolean sumsHeld() {
+        return sums.held();
     }
 
     @Override

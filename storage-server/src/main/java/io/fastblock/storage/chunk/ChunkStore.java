@@ -134,6 +134,8 @@ public final class ChunkStore implements Closeable {
     private final Path root;
     private final FileIoFactory files;
     private final ConcurrentHashMap<ChunkId, ChunkFile> open = new ConcurrentHashMap<>();
+    /** Bounds the checksums the open chunks hold in memory while written (see BlockSums). */
+    private final SumMemory sumMemory = SumMemory.ofHeap();
     /**
      * Reads up to this size run on the caller's thread when their stripe is idle ({@link Stripe#tryHere}):
      * small reads gain most from skipping the thread switches; larger ones keep the stripes' parallelism
@@ -948,7 +950,7 @@ public final class ChunkStore implements Closeable {
                     }
                     boolean created = !Files.exists(file);
                     boolean unsummed = !created && !Files.exists(ChunkFile.sidecarOf(file));
-                    ChunkFile cf = ChunkFile.open(c, file, files, true);
+                    ChunkFile cf = ChunkFile.open(c, file, files, true, sumMemory);
                     if (unsummed) {
                         // A chunk file from before checksums (or whose sidecar was lost): sum what is there
                         // rather than report every block of it as corrupt.
@@ -992,6 +994,7 @@ public final class ChunkStore implements Closeable {
             }
             IOException failed = null;
             boolean turnedClean = false;
+            List<ChunkId> nowClean = new ArrayList<>();
             // Wait for the forces before taking dirtyLock: a write queued on a stripe ahead of its
             // force may need the lock (markDirty), so waiting under it deadlocks the stripe.
             long[][] results = new long[chunks.size()][];
@@ -1024,6 +1027,7 @@ public final class ChunkStore implements Closeable {
                         dirty.remove(c);
                         forced.put(c, r[1]);
                         turnedClean = true;
+                        nowClean.add(c);
                     } else {
                         // Still being written: it stays recorded (forced up to r[1]), so its next write
                         // costs no record save; a power loss then resyncs at most a little more.
@@ -1036,6 +1040,17 @@ public final class ChunkStore implements Closeable {
                     // After the dirty record: a crash between the two leaves the chunk clean without
                     // a recorded sequence, which only costs a whole copy, never a missed write.
                     applied.save(true, cleanEntries());
+                }
+            }
+            // Checksums of chunks no longer written leave memory (see BlockSums); just forced, they write nothing.
+            for (ChunkId c : nowClean) {
+                ChunkFile f = open.get(c);
+                try {
+                    if (f != null) {
+                        f.releaseSums();
+                    }
+                } catch (IOException e) {
+                    LOG.warn("chunk {}: could not write its checksums back: {}", c, e.toString());
                 }
             }
             if (failed != null) {

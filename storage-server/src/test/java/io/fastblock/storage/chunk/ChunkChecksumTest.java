@@ -2,6 +2,7 @@ package io.fastblock.storage.chunk;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -57,10 +58,32 @@ class ChunkChecksumTest {
                 write(store, c, off, d);
             }
             assertArrayEquals(ref, read(store, c, 0, ref.length));
+            store.flush(); // the sidecar file is written at a checkpoint
             Path crc = dir.resolve("chunks/1/2.crc");
             assertTrue(Files.exists(crc));
             assertTrue(Files.size(crc) <= 10 * 4 && Files.size(crc) >= 9 * 4, "4 bytes per block: " + Files.size(crc));
             assertEquals(List.of(), store.verifyAsync(c, 0, 10).get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void aChunkThatTurnsCleanGivesItsChecksumMemoryBackAndStillVerifies() throws Exception {
+        ChunkId c = new ChunkId(1, 9);
+        byte[] d = new byte[4 * BLOCK];
+        new Random(11).nextBytes(d);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            write(store, c, 0, d);
+            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "held while written");
+            assertEquals(0, Files.size(dir.resolve("chunks/1/9.crc")), "not written per write");
+            store.flush();
+            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "written in the interval: still held");
+            store.flush();
+            assertEquals(0, store.dirtyCount());
+            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "clean: memory given back");
+            assertEquals(4 * 4, Files.size(dir.resolve("chunks/1/9.crc")));
+            assertArrayEquals(d, read(store, c, 0, d.length));
+            flipBit(store.fileOf(c), 3 * BLOCK + 5);
+            assertEquals(List.of(new BlockRange(3L * BLOCK, BLOCK)), store.verifyAsync(c, 0, 4).get(10, TimeUnit.SECONDS));
         }
     }
 
