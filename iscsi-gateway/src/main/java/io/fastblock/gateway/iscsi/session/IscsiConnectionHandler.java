@@ -1093,12 +1093,15 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         int dataSN = 0;
         int mrdsl = params.initiatorMaxRecvDataSegmentLength;
-        for (int off = 0; off < toSend; off += mrdsl) {
-            int len = Math.min(mrdsl, toSend - off);
+        int burst = params.maxBurstLength;
+        // RFC 7143 11.7.1: a Data-In sequence carries at most MaxBurstLength bytes and its last PDU has F set.
+        for (int off = 0, len; off < toSend; off += len) {
+            int sequenceEnd = (int) Math.min(toSend, ((long) off / burst + 1) * burst);
+            len = Math.min(mrdsl, sequenceEnd - off);
             boolean last = off + len >= toSend;
             boolean status = last && result.isGood();
             IscsiPdu din = status ? statusResponse(Opcode.SCSI_DATA_IN, t.itt) : response(Opcode.SCSI_DATA_IN, t.itt);
-            din.flags((last ? 0x80 : 0) | (status ? 0x01 | flagsResidual : 0));
+            din.flags((off + len == sequenceEnd ? 0x80 : 0) | (status ? 0x01 | flagsResidual : 0));
             din.byteAt(3, status ? result.status() : 0);
             din.int20(IscsiPdu.NO_TAG).int36(dataSN++).int40(off).int44(status ? (int) residual : 0);
             din.data(data.retainedSlice(data.readerIndex() + off, len));

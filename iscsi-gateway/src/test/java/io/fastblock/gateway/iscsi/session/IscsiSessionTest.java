@@ -107,6 +107,31 @@ class IscsiSessionTest {
     }
 
     @Test
+    void aReadLongerThanMaxBurstLengthIsSentAsSequencesEachEndingWithTheFinalBit() throws Exception {
+        byte[] pattern = new byte[16384];
+        new Random(2).nextBytes(pattern);
+        loginNormal("MaxRecvDataSegmentLength", "4096", "MaxBurstLength", "6144", "FirstBurstLength", "6144");
+        try (RandomAccessFile f = new RandomAccessFile(image.toFile(), "rw")) {
+            f.seek(512 * 40);
+            f.write(pattern);
+        }
+        ini.send(ini.scsi(0xC0, pattern.length, read10(40, 32), false), new byte[0]);
+        // Sequences [0, 6144), [6144, 12288), [12288, 16384); no PDU crosses a sequence's end.
+        int[][] expected = {{0, 4096, 0}, {4096, 2048, 0x80}, {6144, 4096, 0}, {10240, 2048, 0x80}, {12288, 4096, 0x81}};
+        byte[] got = new byte[pattern.length];
+        for (int i = 0; i < expected.length; i++) {
+            Pdu d = ini.recv();
+            assertEquals(0x25, d.opcode());
+            assertEquals(i, d.i32(36), "DataSN");
+            assertEquals(expected[i][0], d.i32(40), "buffer offset of PDU " + i);
+            assertEquals(expected[i][1], d.data().length, "length of PDU " + i);
+            assertEquals(expected[i][2], d.flags(), "flags of PDU " + i);
+            System.arraycopy(d.data(), 0, got, d.i32(40), d.data().length);
+        }
+        assertArrayEquals(pattern, got);
+    }
+
+    @Test
     void underflowAndOverflowResiduals() throws Exception {
         loginNormal();
         // INQUIRY returns 96 bytes of the 255 expected: underflow
