@@ -69,9 +69,9 @@ class ChunkChecksumTest {
     @Test
     void aChunkThatTurnsCleanGivesItsChecksumMemoryBackAndStillVerifies() throws Exception {
         ChunkId c = new ChunkId(1, 9);
-        byte[] d = new byte[4 * BLOCK];
-        new Random(11).nextBytes(d);
         try (ChunkStore store = new ChunkStore(dir, 2)) {
+            byte[] d = new byte[4 * BLOCK];
+            new Random(11).nextBytes(d);
             write(store, c, 0, d);
             assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "held while written");
             assertEquals(0, Files.size(dir.resolve("chunks/1/9.crc")), "not written per write");
