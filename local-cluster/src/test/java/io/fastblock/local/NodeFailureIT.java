@@ -126,8 +126,10 @@ class NodeFailureIT {
         Files.write(f, p);
         Path gatewayLog = cluster.processes().get("gateway").logFile();
         long logMark = Files.size(gatewayLog);
-        ExternalCommand.Result w = acrossKill("storage-2", 1000, "write", "qemu-img", "convert", "-n", "-f", "raw",
-                "-O", "raw", f.toString(), cluster.iscsiUrl("vf"));
+        // Rate-limited, so the kill lands inside the I/O however fast the machine is (unlimited, a 64 MiB
+        // write took over a second on one VM and under one on another).
+        ExternalCommand.Result w = acrossKill("storage-2", 1000, "write", "qemu-img", "convert", "-n", "-r", "16M",
+                "-f", "raw", "-O", "raw", f.toString(), cluster.iscsiUrl("vf"));
         List<Long> writeWaits = recoveredWaits(gatewayLog, logMark);
         System.out.println("write pieces resent after the kill: " + writeWaits.size() + ", longest wait "
                 + writeWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
@@ -141,8 +143,8 @@ class NodeFailureIT {
 
         Path out = dir.resolve("vf-read-across-kill.raw");
         logMark = Files.size(gatewayLog);
-        acrossKill("storage-1", 150, "read", "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("vf"),
-                out.toString());
+        acrossKill("storage-1", 150, "read", "qemu-img", "convert", "-r", "64M", "-f", "raw", "-O", "raw",
+                cluster.iscsiUrl("vf"), out.toString());
         List<Long> readWaits = recoveredWaits(gatewayLog, logMark);
         System.out.println("read pieces resent after the kill: " + readWaits.size() + ", longest wait "
                 + readWaits.stream().mapToLong(Long::longValue).max().orElse(0) + " ms");
