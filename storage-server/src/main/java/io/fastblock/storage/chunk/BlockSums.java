@@ -29,6 +29,9 @@ final class BlockSums implements Closeable {
     /** Entries a chunk may have (a 2^31-block chunk is 8 TiB; far beyond any configured size). */
     private static final long MAX_ENTRIES = Integer.MAX_VALUE - 8;
 
+    /** Entries of up to 64 blocks per thread, so a read of a chunk not being written allocates no buffer for them. */
+    private static final ThreadLocal<ByteBuffer> READ = ThreadLocal.withInitial(() -> ByteBuffer.allocate(64 * 4));
+
     private final FileIo file;
     private final SumMemory room;
     /** Every entry, the file's and those not written back yet; null while none is pending. */
@@ -54,7 +57,7 @@ final class BlockSums implements Closeable {
             }
             return out;
         }
-        ByteBuffer b = ByteBuffer.allocate(count * 4);
+        ByteBuffer b = readBuffer(count * 4);
         file.readFully(b, first * 4); // what lies past the end stays 0
         for (int i = 0; i < count; i++) {
             out[i] = b.getInt(i * 4);
@@ -91,10 +94,7 @@ final class BlockSums implements Closeable {
             return;
         }
         if (!load(end)) {
-            int[] zeros = new int[(int) Math.min(end - from, 1 << 14)];
-            for (long at = from; at < end; at += zeros.length) {
-                writeThrough(at, zeros.length <= end - at ? zeros : new int[(int) (end - at)], null);
-            }
+            file.zeroRange(from * 4, (end - from) * 4);
             return;
         }
         Arrays.fill(memory, (int) from, (int) end, 0);
@@ -166,6 +166,17 @@ final class BlockSums implements Closeable {
         } finally {
             file.close();
         }
+    }
+
+    /** A zeroed buffer of {@code bytes} for reading entries from the file. */
+    private static ByteBuffer readBuffer(int bytes) {
+        ByteBuffer b = READ.get();
+        if (b.capacity() < bytes) {
+            b = ByteBuffer.allocate(bytes);
+            READ.set(b);
+        }
+        Arrays.fill(b.array(), 0, bytes, (byte) 0);
+        return b.clear().limit(bytes);
     }
 
     private void clean() {

@@ -224,6 +224,19 @@ class BlockSumsTest {
         assertEquals(6, onDisk(dir.resolve("3.crc"))[5]);
     }
 
+    @Test
+    void withoutRoomZeroingWritesTheFileAtOnce() throws Exception {
+        Path file = dir.resolve("c.crc");
+        try (BlockSums sums = new BlockSums(FileIoFactory.real().open(file, true), new SumMemory(0))) {
+            sums.put(0, new int[] {1, 2, 3, 4, 5}, null);
+            sums.zero(1, 3);
+            sums.zero(4, 100); // only what exists
+            assertFalse(sums.held());
+            assertArrayEquals(new int[] {1, 0, 0, 4, 0}, onDisk(file));
+            assertArrayEquals(new int[] {1, 0, 0, 4, 0}, sums.get(0, 5));
+        }
+    }
+
     /** The chunk's stripe writes while a checkpoint forces and releases from another thread: after a last force the file equals the model. */
     @Test
     void concurrentWritesAndCheckpointsLeaveTheFileEqualToTheLastValues() throws Exception {
