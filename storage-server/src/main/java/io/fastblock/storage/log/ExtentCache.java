@@ -1,12 +1,9 @@
 package io.fastblock.storage.log;
 
 import io.fastblock.protocol.ChunkId;
-import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The extents of recently used chunks, in memory, exactly as the committed index holds them, so
@@ -19,36 +16,25 @@ import java.util.TreeMap;
  * uses it under its own lock.
  */
 final class ExtentCache {
-    /** ~120 bytes of heap per cached extent, so the default holds about 30 MiB. */
+    /** ~50-100 bytes of heap per cached extent (leaves fill to half or more), so the default holds 13-25 MiB. */
     static final long DEFAULT_CAPACITY = 1 << 18;
 
-    /** One chunk's extents by chunk offset. */
+    /** One chunk's extents by chunk offset (see {@link ExtentTable}). */
     static final class Chunk {
-        private final TreeMap<Long, Extent> byOffset = new TreeMap<>();
+        private final ExtentTable table = new ExtentTable();
 
-        /** Extents overlapping {@code [start, end)} in offset order, copied so the caller may change the chunk. */
+        /** Extents overlapping {@code [start, end)} in offset order, copies, so the caller may change the chunk. */
         List<Extent> overlapping(long start, long end) {
-            List<Extent> out = new ArrayList<>(2);
-            Long floor = byOffset.floorKey(start);
-            for (Extent e : byOffset.tailMap(floor == null ? start : floor, true).values()) {
-                if (e.chunkOffset() >= end) {
-                    break;
-                }
-                if (e.end() > start) {
-                    out.add(e);
-                }
-            }
-            return out;
+            return table.overlapping(start, end);
         }
 
         /** The extent that ends exactly at {@code offset}, if the one just before it does. */
         Extent endingAt(long offset) {
-            Map.Entry<Long, Extent> below = byOffset.lowerEntry(offset);
-            return below != null && below.getValue().end() == offset ? below.getValue() : null;
+            return table.endingAt(offset);
         }
 
         int size() {
-            return byOffset.size();
+            return table.size();
         }
     }
 
@@ -76,13 +62,13 @@ final class ExtentCache {
     }
 
     void put(Chunk c, Extent e) {
-        if (c.byOffset.put(e.chunkOffset(), e) == null) {
+        if (c.table.put(e)) {
             extents++;
         }
     }
 
     void remove(Chunk c, long offset) {
-        if (c.byOffset.remove(offset) != null) {
+        if (c.table.remove(offset)) {
             extents--;
         }
     }
