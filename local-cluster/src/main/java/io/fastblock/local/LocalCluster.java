@@ -148,11 +148,26 @@ public final class LocalCluster implements AutoCloseable {
         awaitReady(gw);
     }
 
+    /**
+     * The data path's JVMs (storage servers, gateway) run the parallel collector. Its barriers cost
+     * the request threads less than G1's: two clusters of one build, 4 KiB QD32 random writes,
+     * 7 alternating warm rounds, parallel ahead in each by 2-12% at ~7% less server CPU per write;
+     * 60 s of the same, 19,512 against 17,673 IOPS, p99.9 14.9 against 17.6 ms. What it costs is a
+     * full collection when the old generation fills: at that load ~1 MiB/s reached it (a chunk's
+     * write state outlives a young collection), a full collection every 2-3 minutes of 17-24 ms
+     * with the 256 MiB default heap, below the run's own maximum latency (74 ms; G1's run 121 ms).
+     * The metadata side (ZooKeeper, namenode) keeps the JVM's default.
+     */
+    static final List<String> DATA_PATH_JVM_OPTIONS = List.of("-XX:+UseParallelGC");
+
     private ChildProcess child(String name, String mainClass, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.add("-Xmx" + config.childHeap());
         cmd.add("-XX:+ExitOnOutOfMemoryError");
+        if (mainClass.equals("io.fastblock.storage.StorageServer") || mainClass.equals("io.fastblock.gateway.Gateway")) {
+            cmd.addAll(DATA_PATH_JVM_OPTIONS);
+        }
         cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
         cmd.add("-cp");
         cmd.add(classpath);

@@ -19,6 +19,8 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,6 +68,19 @@ class LocalClusterIT {
 
     private static String portal() {
         return "iscsi://127.0.0.1:" + config.iscsiPort();
+    }
+
+    @Test
+    @Order(0)
+    void dataPathJvmsRunTheParallelCollector() {
+        int checked = 0;
+        for (Map.Entry<String, ChildProcess> e : cluster.processes().entrySet()) {
+            List<String> jvmArgs = List.of(ProcessHandle.of(e.getValue().pid()).orElseThrow().info().arguments().orElseThrow());
+            boolean dataPath = e.getKey().startsWith("storage-") || e.getKey().equals("gateway");
+            assertEquals(dataPath, jvmArgs.contains("-XX:+UseParallelGC"), e.getKey() + ": " + jvmArgs);
+            checked += dataPath ? 1 : 0;
+        }
+        assertEquals(4, checked, "three storage servers and the gateway: " + cluster.processes().keySet());
     }
 
     @Test
