@@ -390,6 +390,8 @@ public final class FastVolume implements BlockDevice {
 
     static final int STATUS_CHUNKS = 4;
 
+    private final ExtentsBatcher extentsBatcher = new ExtentsBatcher();
+
     /**
      * Appends the runs of {@code [pos, end)}: the next chunks' maps and EXTENTS are asked all at
      * once (as many chunks as may still be asked about), then appended in order. Asking them one
@@ -420,7 +422,10 @@ public final class FastVolume implements BlockDevice {
                     // which would promise zeros where a lower layer's data shows through).
                     return CompletableFuture.completedFuture(new ChunkStatus(chunkStart, from, to, true, null));
                 }
-                return extentsOf(route.get(), index, from - chunkStart, (int) (to - from), 0)
+                // The whole chunk, so that concurrent askers can share one request (ExtentsBatcher).
+                ChunkRoute known = route.get();
+                return extentsBatcher.ask(new ChunkId(st.top(), index),
+                                () -> extentsOf(known, index, 0, (int) info.chunkSize(), 0))
                         .thenApply(allocated -> new ChunkStatus(chunkStart, from, to, true, allocated));
             });
         }

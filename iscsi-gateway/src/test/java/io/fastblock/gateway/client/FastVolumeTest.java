@@ -638,6 +638,56 @@ class FastVolumeTest {
     }
 
     @Test
+    void concurrentStatusQueriesShareRequestsAndStillSeeAWriteCompletedBeforeThem() throws Exception {
+        write(0, pattern(4096, 6)); // chunk 0: block 0 only
+        record Asked(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset, int length,
+                     CompletableFuture<StorageResponse> answer) {
+        }
+        java.util.concurrent.LinkedBlockingQueue<Asked> asked = new java.util.concurrent.LinkedBlockingQueue<>();
+        StorageTransport held = new ForwardingTransport(cluster) {
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node, ChainAddress chain, ChunkId chunk,
+                                                              long offset, int length) {
+                // The state at the time the request is sent, answered when the test lets it.
+                StorageResponse now = cluster.extents(node, chain, chunk, offset, length).join();
+                Asked a = new Asked(node, chain, chunk, offset, length, new CompletableFuture<>());
+                asked.add(a);
+                return a.answer().thenApply(ignored -> now);
+            }
+        };
+        FastVolume v = volume(held);
+        // qemu's burst: 32 queries at once about the same chunk, from different offsets.
+        List<CompletableFuture<List<io.fastblock.gateway.scsi.BlockDevice.Extent>>> burst = new ArrayList<>();
+        burst.add(v.lbaStatus(0, CHUNK));
+        Asked firstRequest = asked.poll(10, TimeUnit.SECONDS);
+        assertEquals(0, firstRequest.offset());
+        assertEquals(CHUNK, firstRequest.length(), "the whole chunk is asked, so others can share the answer");
+        // A write completes while that request is out; every query from now on must show it.
+        write(8192, pattern(4096, 7));
+        for (int i = 1; i < 32; i++) {
+            burst.add(v.lbaStatus(i * 4096L, CHUNK - i * 4096L));
+        }
+        Thread.sleep(50);
+        assertTrue(asked.isEmpty(), "nothing more is sent while one request is out: " + asked);
+        firstRequest.answer().complete(null);
+        assertEquals(List.of(new io.fastblock.gateway.scsi.BlockDevice.Extent(0, 4096, true),
+                new io.fastblock.gateway.scsi.BlockDevice.Extent(4096, CHUNK - 4096, false)), burst.get(0).get(5, TimeUnit.SECONDS),
+                "the first query was asked before the write");
+        Asked shared = asked.poll(10, TimeUnit.SECONDS);
+        assertTrue(shared != null, "one request for the other 31");
+        shared.answer().complete(null);
+        for (int i = 1; i < 32; i++) {
+            // Blocks 0 and 2 written, the second while the first request was out: clipped to the query.
+            List<io.fastblock.gateway.scsi.BlockDevice.Extent> expected = new ArrayList<>();
+            ProvisioningMap.append(expected, 0, i * 4096L, CHUNK, new io.fastblock.protocol.Extents.Builder()
+                    .add(0, 4096).add(8192, 4096).build());
+            assertEquals(expected, burst.get(i).get(5, TimeUnit.SECONDS),
+                    "query " + i + " came after the write completed and shows it");
+        }
+        assertTrue(asked.isEmpty(), "two requests in all for 32 queries: " + asked);
+    }
+
+    @Test
     void unmapIsRefusedOutsideTheVolumeAndReportsRefusedTrims() throws Exception {
         assertEquals(Reason.OUT_OF_RANGE, failure(volume.unmap(SIZE - 512, 1024)).reason());
         write(0, pattern(8192, 5));

@@ -98,23 +98,43 @@ final class AllocationMap implements Closeable {
         size = newSize;
     }
 
-    /** The allocated byte ranges within {@code [offset, offset + length)}, block-granular, clipped to the range. */
+    /**
+     * The allocated byte ranges within {@code [offset, offset + length)}, block-granular, clipped to
+     * the range. Walks runs, whole bytes of the map at a time where they are all set or all clear:
+     * block by block, a 64 MiB chunk was 16,384 steps and as many range objects, and qemu asks
+     * GET LBA STATUS of four chunks 32 times at once before its first reads of each region.
+     */
     Extents extents(long offset, long length, int blockSize) {
         Extents.Builder out = new Extents.Builder();
         if (length <= 0) {
             return out.build();
         }
         long end = offset + length;
-        long first = offset / blockSize;
         long last = Math.min((end - 1) / blockSize, (long) size * 8 - 1);
-        for (long blk = first; blk <= last; blk++) {
-            if (bit(blk)) {
-                long a = Math.max(offset, blk * blockSize);
-                long z = Math.min(end, (blk + 1) * blockSize);
-                out.add(a, z - a);
-            }
+        long blk = next(offset / blockSize, last, true);
+        while (blk <= last) {
+            long runEnd = next(blk, last, false);
+            long a = Math.max(offset, blk * blockSize);
+            long z = Math.min(end, runEnd * blockSize);
+            out.add(a, z - a);
+            blk = next(runEnd, last, true);
         }
         return out.build();
+    }
+
+    /** The first block in {@code [blk, last]} whose bit is {@code set}, or {@code last + 1}. */
+    private long next(long blk, long last, boolean set) {
+        byte other = set ? (byte) 0 : (byte) 0xff; // a byte holding only blocks of the other kind
+        while (blk <= last) {
+            if (blk % 8 == 0 && blk + 7 <= last && bits[(int) (blk / 8)] == other) {
+                blk += 8;
+            } else if (bit(blk) == set) {
+                return blk;
+            } else {
+                blk++;
+            }
+        }
+        return last + 1;
     }
 
     /** Drops the bits of blocks at or after {@code blocks} (the data file was cut there). */

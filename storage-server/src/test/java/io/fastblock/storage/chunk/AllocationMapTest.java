@@ -105,6 +105,43 @@ class AllocationMapTest {
         return out.build();
     }
 
+    /** Byte-clipped ranges of {@code [offset, offset + length)}, from the file's bits one block at a time. */
+    private Extents fromDisk(Path data, long offset, long length) throws IOException {
+        Extents.Builder out = new Extents.Builder();
+        long end = offset + length;
+        for (Extents.Range r : fromDisk(data, (end + B - 1) / B * B).ranges()) {
+            long a = Math.max(offset, r.offset());
+            long z = Math.min(end, r.end());
+            if (z > a) {
+                out.add(a, z - a);
+            }
+        }
+        return out.build();
+    }
+
+    @Test
+    void anyRangeAnswersAsTheBitsOneByOneSay() throws Exception {
+        Path data = dir.resolve("c");
+        Random r = new Random(11);
+        long span = 700L * B;
+        try (ChunkFile f = ChunkFile.open(C, data, FileIoFactory.real(), true)) {
+            // Long runs (whole bytes of the map set or clear) and ragged edges, then ranges cut anywhere,
+            // also past the end of the map.
+            for (int step = 0; step < 120; step++) {
+                long first = r.nextInt(680);
+                int count = 1 + (r.nextInt(4) == 0 ? r.nextInt(120) : r.nextInt(9));
+                f.allocate(first * B, (long) count * B, r.nextInt(3) > 0);
+                for (int q = 0; q < 20; q++) {
+                    long offset = r.nextInt((int) span + 3 * B);
+                    long length = 1 + r.nextInt((int) span);
+                    assertEquals(fromDisk(data, offset, length), f.extents(offset, length),
+                            "step " + step + " range " + offset + "+" + length);
+                }
+            }
+            assertEquals(fromDisk(data, 0, span), f.extents(0, span));
+        }
+    }
+
     @Test
     void anOverwriteOfAllocatedBlocksTouchesNoMapFileAndNewBitsLandBeforeTheData() throws Exception {
         Path data = dir.resolve("c");
