@@ -259,10 +259,9 @@ public final class NameNodeApi {
         if (allocate) {
             group = OptionalInt.of(s.chunkMaps().allocate(name, layer, index,
                     () -> s.placement().groupFor(v.id(), index)));
-        } else if (layer != null) {
-            group = s.chunkMaps().lookupIn(ChunkMapStore.mapPath(v, layer), index);
         } else {
-            group = s.chunkMaps().lookup(name, index);
+            // The volume record just read names the top layer: no second read of it.
+            group = s.chunkMaps().lookupIn(ChunkMapStore.mapPath(v, layer != null ? layer : v.topLayer()), index);
         }
         if (group.isEmpty()) {
             return ApiResponse.ok(new Views.Chunk(index, false, null));
@@ -270,7 +269,11 @@ public final class NameNodeApi {
         GroupRecord record = s.groups().get(group.getAsInt()).map(g -> g.group())
                 .orElseThrow(() -> new IllegalStateException("chunk " + index + " of " + name
                         + " is mapped to group " + group.getAsInt() + ", which does not exist"));
-        return ApiResponse.ok(new Views.Chunk(index, true, Views.group(record, s.nodes().all())));
+        List<String> ids = new ArrayList<>(record.members());
+        if (record.joining() != null) {
+            ids.add(record.joining());
+        }
+        return ApiResponse.ok(new Views.Chunk(index, true, Views.group(record, s.nodes().routing(ids))));
     }
 
     private ApiResponse listExports(String name) {

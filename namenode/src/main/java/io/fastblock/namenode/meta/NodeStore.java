@@ -92,6 +92,28 @@ public final class NodeStore {
     }
 
     /** The node's last heartbeat, or null when it has none (or it cannot be read as one). */
+    /**
+     * What a chunk's route needs of {@code ids}: each one's address and whether it is live; its
+     * admin state and load are not read (null). One listing of the live nodes and one read per
+     * node: {@link #all()} reads every node's record, state and load, 11 ZooKeeper round trips with
+     * three servers, which made a chunk lookup take 2-26 ms on this machine. Absent ids are left out.
+     */
+    public Map<String, NodeState> routing(java.util.Collection<String> ids) {
+        Set<String> live = new HashSet<>(liveIds());
+        Map<String, NodeState> out = new TreeMap<>();
+        for (String id : ids) {
+            try {
+                byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
+                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id), null, null));
+            } catch (KeeperException.NoNodeException e) {
+                // unregistered meanwhile
+            } catch (KeeperException e) {
+                throw ZkCalls.unexpected("read node " + id, e);
+            }
+        }
+        return out;
+    }
+
     public NodeLoad load(String id) {
         try {
             byte[] raw = ZkCalls.run("read load of " + id, () -> zk.getData().forPath(ZkPaths.load(id)));
