@@ -10,8 +10,9 @@ import java.util.function.Supplier;
 /**
  * At most one EXTENTS request per chunk in flight; everyone who asks while it is out shares the
  * next one, sent when it returns. Why: qemu sends GET LBA STATUS before each of its first 32 reads
- * of a region it does not know, 32 at once, each asking about the same four chunks; 128 EXTENTS
- * requests made those answers take 25-35 ms, a tenth of a 500 MiB sequential read. Why not let
+ * of a region it does not know, 32 at once, each asking about the same four chunks: 128 EXTENTS
+ * requests for what 4 (and then 4 more) answer. (The burst still took 20-40 ms afterwards, most of
+ * it the namenode's chunk lookups of a new session; see docs/performance.md.) Why not let
  * askers join the request already out: it was sent before they asked, so it may miss a write that
  * completed in between (another gateway's, or this one's), and GET LBA STATUS must show every
  * write completed before it was received. The shared request is always sent after all who share it
