@@ -102,7 +102,7 @@ public final class LocalCluster implements AutoCloseable {
         List<ZooKeeperPeer.Server> ensemble = config.zkEnsemble();
         String servers = String.join(",", ensemble.stream().map(ZooKeeperPeer.Server::toString).toList());
         for (int i = 1; i <= ensemble.size(); i++) {
-            child(zookeeperName(i), "io.fastblock.local.ZooKeeperPeer", "--id=" + i,
+            child(zookeeperName(i), "io.fastblock.local.ZooKeeperPeer", List.of(), "--id=" + i,
                     "--data-dir=" + config.dataDir().resolve(zookeeperName(i)), "--servers=" + servers).start();
         }
         for (int i = 1; i <= ensemble.size(); i++) {
@@ -121,7 +121,7 @@ public final class LocalCluster implements AutoCloseable {
             args.add("--zk=" + config.zkConnect());
         }
         args.addAll(config.namenodeArgs());
-        ChildProcess nn = child(namenodeName(i), "io.fastblock.namenode.NameNode", args.toArray(String[]::new));
+        ChildProcess nn = child(namenodeName(i), "io.fastblock.namenode.NameNode", List.of(), args.toArray(String[]::new));
         nn.start();
         awaitReady(nn);
     }
@@ -137,13 +137,14 @@ public final class LocalCluster implements AutoCloseable {
             args.add("--host-label=host-" + i);
         }
         args.addAll(config.storageArgs());
-        child(storageName(i), "io.fastblock.storage.StorageServer", args.toArray(String[]::new)).start();
+        child(storageName(i), "io.fastblock.storage.StorageServer", DATA_PATH_JVM_OPTIONS, args.toArray(String[]::new))
+                .start();
     }
 
     private void startGateway() throws Exception {
         List<String> args = new ArrayList<>(List.of("--port=" + config.iscsiPort(), "--namenode=" + config.namenodeUrls()));
         args.addAll(config.gatewayArgs());
-        ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway", args.toArray(String[]::new));
+        ChildProcess gw = child("gateway", "io.fastblock.gateway.Gateway", DATA_PATH_JVM_OPTIONS, args.toArray(String[]::new));
         gw.start();
         awaitReady(gw);
     }
@@ -160,14 +161,12 @@ public final class LocalCluster implements AutoCloseable {
      */
     static final List<String> DATA_PATH_JVM_OPTIONS = List.of("-XX:+UseParallelGC");
 
-    private ChildProcess child(String name, String mainClass, String... args) {
+    private ChildProcess child(String name, String mainClass, List<String> jvmOptions, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
         cmd.add("-Xmx" + config.childHeap());
         cmd.add("-XX:+ExitOnOutOfMemoryError");
-        if (mainClass.equals("io.fastblock.storage.StorageServer") || mainClass.equals("io.fastblock.gateway.Gateway")) {
-            cmd.addAll(DATA_PATH_JVM_OPTIONS);
-        }
+        cmd.addAll(jvmOptions);
         cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");
         cmd.add("-cp");
         cmd.add(classpath);

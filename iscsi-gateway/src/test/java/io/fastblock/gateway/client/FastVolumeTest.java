@@ -583,14 +583,16 @@ class FastVolumeTest {
         assertEquals(new io.fastblock.gateway.scsi.BlockDevice.Extent(0, 4096, true), status(0, CHUNK).get(0));
     }
 
+    /** An EXTENTS request a test holds: answered when the test completes {@code answer}. */
+    private record Asked(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset, int length,
+                         CompletableFuture<StorageResponse> answer) {
+    }
+
     @Test
     void lbaStatusAsksTheChunksAllAtOnceAndReportsThemInOrder() throws Exception {
         write(8192, pattern(4096, 6)); // chunk 0: one block
         for (int c : new int[] {1, 3, 4, 5}) {
             write((long) c * CHUNK, pattern(CHUNK, 10 + c)); // whole chunks; chunk 2 never written
-        }
-        record Asked(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset, int length,
-                     CompletableFuture<StorageResponse> answer) {
         }
         java.util.concurrent.ConcurrentLinkedQueue<Asked> asked = new java.util.concurrent.ConcurrentLinkedQueue<>();
         StorageTransport held = new ForwardingTransport(cluster) {
@@ -640,9 +642,6 @@ class FastVolumeTest {
     @Test
     void concurrentStatusQueriesShareRequestsAndStillSeeAWriteCompletedBeforeThem() throws Exception {
         write(0, pattern(4096, 6)); // chunk 0: block 0 only
-        record Asked(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset, int length,
-                     CompletableFuture<StorageResponse> answer) {
-        }
         java.util.concurrent.LinkedBlockingQueue<Asked> asked = new java.util.concurrent.LinkedBlockingQueue<>();
         StorageTransport held = new ForwardingTransport(cluster) {
             @Override

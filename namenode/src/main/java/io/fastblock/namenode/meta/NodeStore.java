@@ -77,21 +77,15 @@ public final class NodeStore {
         Set<String> live = new HashSet<>(liveIds());
         Map<String, NodeState> out = new TreeMap<>();
         for (String id : ids) {
-            try {
-                byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
+            NodeRecord record = record(id);
+            if (record != null) {
                 boolean isLive = live.contains(id);
-                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), isLive, adminState(id),
-                        isLive ? load(id) : null));
-            } catch (KeeperException.NoNodeException e) {
-                // unregistered meanwhile
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("read node " + id, e);
+                out.put(id, new NodeState(record, isLive, adminState(id), isLive ? load(id) : null));
             }
         }
         return out;
     }
 
-    /** The node's last heartbeat, or null when it has none (or it cannot be read as one). */
     /**
      * What a chunk's route needs of {@code ids}: each one's address and whether it is live; its
      * admin state and load are not read (null). One listing of the live nodes and one read per
@@ -102,18 +96,27 @@ public final class NodeStore {
         Set<String> live = new HashSet<>(liveIds());
         Map<String, NodeState> out = new TreeMap<>();
         for (String id : ids) {
-            try {
-                byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
-                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id), null, null));
-            } catch (KeeperException.NoNodeException e) {
-                // unregistered meanwhile
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("read node " + id, e);
+            NodeRecord record = record(id);
+            if (record != null) {
+                out.put(id, new NodeState(record, live.contains(id), null, null));
             }
         }
         return out;
     }
 
+    /** The node's registration, or null when it unregistered meanwhile. */
+    private NodeRecord record(String id) {
+        try {
+            byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
+            return MetaJson.read(raw, NodeRecord.class);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        } catch (KeeperException e) {
+            throw ZkCalls.unexpected("read node " + id, e);
+        }
+    }
+
+    /** The node's last heartbeat, or null when it has none (or it cannot be read as one). */
     public NodeLoad load(String id) {
         try {
             byte[] raw = ZkCalls.run("read load of " + id, () -> zk.getData().forPath(ZkPaths.load(id)));
