@@ -90,6 +90,22 @@ public final class FastVolume implements BlockDevice {
         return info.id();
     }
 
+    /** Largest merged write ({@link io.fastblock.gateway.scsi.WriteCoalescer}); see {@link #coalescedWriteBytes}. */
+    static final int COALESCE_WINDOW = 64 << 10;
+
+    /**
+     * {@link #COALESCE_WINDOW}, halved until it divides the chunk size and fits one storage request,
+     * so a merged write is one request to one chain; 0 when no such size of at least a block exists.
+     */
+    @Override
+    public int coalescedWriteBytes() {
+        int w = COALESCE_WINDOW;
+        while (w >= info.blockSize() && (w > settings.maxRequestBytes() || info.chunkSize() % w != 0)) {
+            w >>= 1;
+        }
+        return w >= info.blockSize() && w % info.blockSize() == 0 ? w : 0;
+    }
+
     @Override
     public String name() {
         return info.name();

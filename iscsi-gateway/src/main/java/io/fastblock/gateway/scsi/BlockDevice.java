@@ -33,6 +33,16 @@ public interface BlockDevice extends AutoCloseable {
      */
     CompletableFuture<Void> write(long offset, ByteBuf data);
 
+    /**
+     * Aligned window (a power of two, at least a block) within which small writes arriving together
+     * and continuing one another may be merged into one {@link #write} ({@link WriteCoalescer});
+     * 0, the default, merges nothing. A device returns a size whose windows never cross its own
+     * request or placement boundaries.
+     */
+    default int coalescedWriteBytes() {
+        return 0;
+    }
+
     /** Barrier for every write completed before it. Writes are durable when acknowledged. */
     CompletableFuture<Void> flush();
 

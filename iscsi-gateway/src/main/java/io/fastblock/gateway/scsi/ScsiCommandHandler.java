@@ -48,6 +48,7 @@ public final class ScsiCommandHandler {
         this.blocks = device.sizeBytes() / blockSize;
         this.thin = device.thinProvisioned();
         this.copies = new CopyManager(device, this::locked);
+        this.writes = new WriteCoalescer(device);
         device.onCapacityChange(this::capacityChanged);
     }
 
@@ -61,6 +62,8 @@ public final class ScsiCommandHandler {
     }
 
     private final CopyManager copies;
+    /** Plain WRITE commands go through it; the other writing commands go to the device directly. */
+    private final WriteCoalescer writes;
 
     public BlockDevice device() {
         return device;
@@ -326,6 +329,11 @@ public final class ScsiCommandHandler {
     }
 
     private CompletableFuture<ScsiResult> write(long count, long lba, ByteBuf dataOut) {
+        return write(count, lba, dataOut, true);
+    }
+
+    /** {@code merge}: whether the write may travel inside a merged one ({@link WriteCoalescer}). */
+    private CompletableFuture<ScsiResult> write(long count, long lba, ByteBuf dataOut, boolean merge) {
         if (!inRange(lba, count)) {
             return done(ScsiResult.check(Sense.LBA_OUT_OF_RANGE));
         }
@@ -339,7 +347,7 @@ public final class ScsiCommandHandler {
             return done(ScsiResult.good());
         }
         ByteBuf slice = dataOut.slice(dataOut.readerIndex(), (int) (n * blockSize));
-        return locked(lba, n, () -> deviceWrite(lba * blockSize, slice))
+        return locked(lba, n, () -> merge ? writes.write(lba * blockSize, slice) : deviceWrite(lba * blockSize, slice))
                 .handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
     }
 
@@ -374,7 +382,7 @@ public final class ScsiCommandHandler {
             // a partial atomic write is no atomic write: refuse instead of writing what arrived
             return done(ScsiResult.check(Sense.INCORRECT_DATA_AMOUNT));
         }
-        return write(count, lba, dataOut);
+        return write(count, lba, dataOut, false); // one storage write, never part of a merged one
     }
 
     /** Runs {@code io} holding the range lock of [lba, lba+count); the lock goes when its future does. */

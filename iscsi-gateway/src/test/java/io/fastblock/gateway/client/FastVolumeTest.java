@@ -344,6 +344,14 @@ class FastVolumeTest {
     }
 
     @Test
+    void mergedWritesFitOneStorageRequest() {
+        assertEquals(64 << 10, volume.coalescedWriteBytes());
+        ClientSettings smallRequests = new ClientSettings(Duration.ofSeconds(4), 4, Duration.ofMillis(1),
+                Duration.ofSeconds(9), Duration.ofSeconds(30), 8, 128 * 1024, 2, 24 * 1024, 1, 1, Duration.ofSeconds(5));
+        assertEquals(16 << 10, volume(cluster, smallRequests).coalescedWriteBytes(), "a power of two within 24 KiB");
+    }
+
+    @Test
     void theRetryBudgetEndsTheRetriesNotTheAttemptCount() {
         write0();
         // An IO_ERROR on every try, for ever: retries go on for the budget, then the last failure is final.
