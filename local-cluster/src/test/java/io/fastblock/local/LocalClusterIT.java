@@ -131,8 +131,7 @@ class LocalClusterIT {
     @Order(4)
     void neverWrittenRangesReadAsZerosWithoutAllocating() throws Exception {
         NamenodeAdmin admin = cluster.admin();
-        assertEquals(201, admin.createVolume("sparse", "64M", "16M").status());
-        assertEquals(201, admin.createOpenExport("sparse").status());
+        createExported(admin, "sparse", "64M");
         Path out = dir.resolve("sparse.raw");
         ExternalCommand.ok(120, "qemu-img", "convert", "-f", "raw", "-O", "raw", cluster.iscsiUrl("sparse"),
                 out.toString());
@@ -146,8 +145,7 @@ class LocalClusterIT {
     @Order(5)
     void qemuImgWritesAndReadsBackAcrossChunks() throws Exception {
         NamenodeAdmin admin = cluster.admin();
-        assertEquals(201, admin.createVolume("e2e", "1G", "16M").status());
-        assertEquals(201, admin.createOpenExport("e2e").status());
+        createExported(admin, "e2e", "1G");
         ExternalCommand.ok(300, "qemu-img", "convert", "-n", "-f", "raw", "-O", "raw", patternFile.toString(),
                 cluster.iscsiUrl("e2e"));
         assertVolumeHoldsPattern("e2e");
@@ -180,8 +178,7 @@ class LocalClusterIT {
     @Order(8)
     void smallSequentialWritesAtQueueDepth32LandExactly() throws Exception {
         NamenodeAdmin admin = cluster.admin();
-        assertEquals(201, admin.createVolume("seq", "64M", "16M").status());
-        assertEquals(201, admin.createOpenExport("seq").status());
+        createExported(admin, "seq", "64M");
         Report written = LoadGenerator.run(JobSpec.parse("--url", cluster.iscsiUrl("seq"), "--rw", "write", "--bs", "4k",
                 "--iodepth", "32", "--size", "48M", "--span", "48M", "--ramp", "0s", "--verify", "--time-limit", "3m"));
         VolumeResult.VerifyStats v = written.volumes().get(0).verify();
@@ -198,6 +195,12 @@ class LocalClusterIT {
         ExternalCommand.ok(120, "qemu-img", "dd", "-f", "raw", "-O", "raw", "bs=1M", "count=16",
                 "if=" + cluster.iscsiUrl("seq"), "of=" + head);
         assertArrayEquals(expected, Files.readAllBytes(head));
+    }
+
+    /** A volume of 16 MiB chunks, exported to every initiator. */
+    private static void createExported(NamenodeAdmin admin, String name, String size) throws Exception {
+        assertEquals(201, admin.createVolume(name, size, "16M").status());
+        assertEquals(201, admin.createOpenExport(name).status());
     }
 
     private void assertVolumeHoldsPattern(String volume) throws Exception {
