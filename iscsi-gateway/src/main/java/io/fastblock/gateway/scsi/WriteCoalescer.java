@@ -96,7 +96,12 @@ final class WriteCoalescer {
             run.add(new Held(data, done));
             if (!queued) {
                 queued = true;
-                loop.execute(this);
+                try {
+                    loop.execute(this);
+                } catch (java.util.concurrent.RejectedExecutionException loopStopping) {
+                    queued = false;
+                    sendHeld(); // no end of turn will come: send now rather than strand the run
+                }
             }
             return done;
         }

@@ -213,6 +213,22 @@ class WriteCoalescerTest {
     }
 
     @Test
+    @SuppressWarnings("deprecation")
+    void aLoopThatStopsTakingTasksGetsItsWritesSentAtOnce() throws Exception {
+        ByteBuf a = filled(4096, 1);
+        ByteBuf b = filled(4096, 2);
+        loop.submit(() -> {
+            loop.shutdown(); // from here the loop refuses new tasks: no end of turn will run
+            coalescer.write(0, a);
+            coalescer.write(4096, b);
+        }).get(5, TimeUnit.SECONDS);
+        assertEquals(List.of(0L, 4096L), device.offsets, "each sent when its end-of-turn task was refused");
+        device.pending.forEach(f -> f.complete(null));
+        a.release();
+        b.release();
+    }
+
+    @Test
     void writesFromOutsideAnEventLoopGoStraightToTheDevice() {
         ByteBuf a = filled(4096, 1);
         ByteBuf b = filled(4096, 2);
