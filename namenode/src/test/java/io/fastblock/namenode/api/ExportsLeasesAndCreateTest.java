@@ -278,7 +278,9 @@ class ExportsLeasesAndCreateTest {
     void drainMarksTheNodeAndUnknownNodesAre404() throws Exception {
         Reply r = http.post("/v1/nodes/s1/drain", "");
         assertEquals(202, r.status(), r.toString());
-        assertEquals("draining", r.json().get("state").asText());
+        // s1 holds no chunks, so the leader may finish draining it before the answer reads the state back.
+        String state = r.json().get("state").asText();
+        assertTrue(state.equals("draining") || state.equals("decommissioned"), r.toString());
         assertError(http.post("/v1/nodes/nope/drain", ""), 404, "NODE_NOT_FOUND");
         assertNotEquals("draining", http.get("/v1/nodes").json().get("nodes").get(1).get("state").asText());
     }
