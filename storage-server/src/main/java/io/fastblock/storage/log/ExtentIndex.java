@@ -44,10 +44,16 @@ import org.rocksdb.WriteOptions;
  * their newer place. Batches are read-modify-write, so the writers ({@link #apply} on the commit
  * thread, {@link #remove} on the fold thread) take turns.
  *
- * <p>Every lookup reads the {@link ExtentCache}, which mirrors the committed index for the chunks
- * it holds and loads a chunk with one forward scan on a miss; batches and the cache change under
- * the same lock, so the cache never shows a batch that RocksDB did not take. Scans
- * ({@link #scan}, {@link #liveBytesBySegment}) read RocksDB.
+ * <p>Every lookup reads the {@link ExtentCache}, which mirrors the index for the chunks it holds
+ * and loads a chunk with one forward scan on a miss. The committer applies a batch in two steps:
+ * {@link #prepare} changes the cache and builds the RocksDB batch, the committer answers its
+ * writers (their records are already forced in the log, and lookups now see them), then
+ * {@link #write(Prepared)} hands the batch to RocksDB. Until then the cache is not trimmed, so
+ * it keeps every chunk the batch changed, and any other writer first writes the pending batch
+ * itself, so RocksDB takes batches in order. If RocksDB refuses a prepared batch, the index
+ * fails every later call: the cache shows writes RocksDB lacks, which may already be answered,
+ * and only a restart (replay from the checkpoint RocksDB holds) brings the two together again.
+ * Scans ({@link #scan}, {@link #liveBytesBySegment}) read RocksDB.
  */
 public final class ExtentIndex implements Closeable {
     static final int KEY = 24;
@@ -106,6 +112,16 @@ public final class ExtentIndex implements Closeable {
     private final ExtentCache cache;
     /** Keys the batch being built deletes (only under this object's lock). */
     private final Set<Pending> deletes = new HashSet<>();
+    /** How batches reach RocksDB; tests put a gate or a failure in between. */
+    interface BatchWriter {
+        void write(RocksDB db, WriteOptions options, WriteBatch batch) throws RocksDBException;
+    }
+
+    private volatile BatchWriter batchWriter = RocksDB::write;
+    /** A batch the cache shows and RocksDB has not taken yet (only under this object's lock). */
+    private Prepared pending;
+    /** Set once RocksDB refused a prepared batch: every later call fails with it. */
+    private IOException broken;
 
     private ExtentIndex(DBOptions dbOptions, ColumnFamilyOptions cfOptions, RocksDB db, ColumnFamilyHandle extents,
                         ColumnFamilyHandle meta, long cachedExtents) {
@@ -222,8 +238,39 @@ public final class ExtentIndex implements Closeable {
      * Returns the change of live data bytes per segment (negative where bytes died).
      */
     public synchronized Map<Long, Long> apply(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
+        Prepared p = prepare(writes, checkpoint);
+        write(p);
+        return p.delta();
+    }
+
+    /**
+     * A batch that {@link #prepare} applied to the cache; {@link #write(Prepared)} gives it to
+     * RocksDB. {@code delta} is the change of live data bytes per segment.
+     */
+    public static final class Prepared {
+        private final WriteBatch batch;
+        private final Map<Long, Long> delta;
+
+        private Prepared(WriteBatch batch, Map<Long, Long> delta) {
+            this.batch = batch;
+            this.delta = delta;
+        }
+
+        public Map<Long, Long> delta() {
+            return delta;
+        }
+    }
+
+    /**
+     * The first half of {@link #apply}: the cache shows the records from now on (lookups return
+     * them), and the batch with the new checkpoint waits for {@link #write(Prepared)}. The caller
+     * must have forced the records first. A pending batch from an earlier call is written first.
+     */
+    public synchronized Prepared prepare(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
+        writePending();
         Map<Long, Long> delta = new HashMap<>();
-        try (WriteBatch batch = new WriteBatch()) {
+        WriteBatch batch = new WriteBatch();
+        try {
             for (IndexedWrite w : writes) {
                 if (w.length() == 0) {
                     continue;
@@ -248,14 +295,51 @@ public final class ExtentIndex implements Closeable {
             }
             batch.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
                     .putLong(checkpoint.position()).array());
-            write(batch);
-            return delta;
+            addDeletes(batch);
         } catch (RocksDBException e) {
+            batch.close();
             forget();
             throw new IOException("index update failed: " + e.getMessage(), e);
         } catch (RuntimeException e) {
+            batch.close();
             forget(); // the cache may hold part of a batch RocksDB never took
             throw e;
+        }
+        pending = new Prepared(batch, delta);
+        return pending;
+    }
+
+    /**
+     * Gives a prepared batch to RocksDB (not synced: the log replays whatever an unsynced index
+     * loses). Nothing to do if another writer already wrote it.
+     */
+    public synchronized void write(Prepared prepared) throws IOException {
+        if (prepared == pending) {
+            writePending();
+        } else if (broken != null) {
+            throw broken;
+        }
+    }
+
+    private void writePending() throws IOException {
+        if (broken != null) {
+            throw broken;
+        }
+        Prepared p = pending;
+        if (p == null) {
+            return;
+        }
+        pending = null;
+        try {
+            batchWriter.write(db, writeOptions, p.batch);
+            cache.trim();
+        } catch (RocksDBException | RuntimeException e) {
+            // The cache shows this batch and its writers may have been answered: dropping the cache
+            // would serve older bytes, so the index stops here until a restart replays the log.
+            broken = new IOException("index update failed, the index refuses further use until a restart: " + e, e);
+            throw broken;
+        } finally {
+            p.batch.close();
         }
     }
 
@@ -267,6 +351,7 @@ public final class ExtentIndex implements Closeable {
     public Map<Long, Long> remove(List<Piece> pieces) throws IOException {
         Map<Long, Long> delta = new HashMap<>();
         synchronized (this) {
+            writePending();
             try (WriteBatch batch = new WriteBatch()) {
                 for (Piece p : pieces) {
                     replace(batch, cached(p.chunk()), p.chunk(), p.start(), p.end(), p.segment(), p.position(), null, delta);
@@ -287,12 +372,16 @@ public final class ExtentIndex implements Closeable {
 
     /** Writes a batch whose changes the cache already holds; the cache is trimmed only now, between batches. */
     private void write(WriteBatch batch) throws RocksDBException {
+        addDeletes(batch);
+        batchWriter.write(db, writeOptions, batch);
+        cache.trim();
+    }
+
+    private void addDeletes(WriteBatch batch) throws RocksDBException {
         for (Pending p : deletes) {
             batch.delete(extents, key(p.chunk(), p.offset()));
         }
         deletes.clear();
-        db.write(writeOptions, batch);
-        cache.trim();
     }
 
     /** After a failed batch: the cache already holds its changes, so it starts again from RocksDB. */
@@ -408,9 +497,14 @@ public final class ExtentIndex implements Closeable {
 
     /** The extents of {@code chunk} overlapping {@code [start, end)}, in offset order (unclipped). */
     public synchronized List<Extent> find(ChunkId chunk, long start, long end) throws IOException {
+        if (broken != null) {
+            throw broken;
+        }
         try {
             List<Extent> found = cached(chunk).overlapping(start, end);
-            cache.trim();
+            if (pending == null) {
+                cache.trim(); // never while a batch is pending: its chunks exist only in the cache
+            }
             return found;
         } catch (RocksDBException e) {
             throw new IOException("index read failed: " + e.getMessage(), e);
@@ -419,6 +513,9 @@ public final class ExtentIndex implements Closeable {
 
     /** Up to {@code limit} entries in key order, starting after {@code after} (null: from the first). */
     public List<Entry> scan(Entry after, int limit) throws IOException {
+        synchronized (this) {
+            writePending(); // a scan sees every batch whose writers were answered
+        }
         List<Entry> out = new ArrayList<>();
         try (ReadOptions ro = new ReadOptions(); RocksIterator it = db.newIterator(extents, ro)) {
             if (after == null) {
@@ -457,6 +554,11 @@ public final class ExtentIndex implements Closeable {
         return live;
     }
 
+    /** Tests: how batches reach RocksDB from now on. */
+    void writeBatchesWith(BatchWriter writer) {
+        batchWriter = writer;
+    }
+
     /** Extents the cache holds now (tests). */
     synchronized long cachedExtents() {
         return cache.extents();
@@ -474,6 +576,13 @@ public final class ExtentIndex implements Closeable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            try {
+                writePending();
+            } catch (IOException ignored) {
+                // the log replays whatever the index lost
+            }
+        }
         try {
             db.syncWal();
         } catch (RocksDBException ignored) {

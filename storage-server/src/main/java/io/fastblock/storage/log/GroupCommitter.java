@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The single writer of the log. It takes every append queued since its last round, writes them
  * in order, makes them durable with one fsync per touched segment (normally exactly one), then
- * applies them to the index with the new checkpoint and completes the callers' futures. Writers
+ * shows them in the index's cache, completes the callers' futures and only then hands the index
+ * batch with the new checkpoint to RocksDB ({@link ExtentIndex#prepare}). Writers
  * that arrive while an fsync runs are queued and share the next one. The cleaner's moved records
  * go through the same queue in small batches, so they share fsyncs with foreground writes and
  * never hold this thread for long.
@@ -186,10 +187,19 @@ final class GroupCommitter {
             }
             metrics.logAppends.increment(batch.size());
             LogSegment last = segments.active();
-            Map<Long, Long> delta = index.apply(writes, new LogPosition(last.number(), last.size()));
-            checkpointSegment = last.number();
-            liveBytes.apply(delta);
+            ExtentIndex.Prepared indexed = index.prepare(writes, new LogPosition(last.number(), last.size()));
+            liveBytes.apply(indexed.delta());
             preallocator.afterCommit(last, batchBytes);
+            // Forced, and visible to lookups: the writers are answered before RocksDB takes the batch,
+            // which cut a QD1 write's latency by about 5% (docs/performance.md). A moved record is
+            // answered only after: the cleaner then syncs the index and deletes the record's origin.
+            for (Append a : batch) {
+                if (!a.moved()) {
+                    a.done.complete(null);
+                }
+            }
+            index.write(indexed);
+            checkpointSegment = last.number();
         } catch (IOException e) {
             if (!written && NoSpaceException.isNoSpace(e) && cutBack(touched)) {
                 LOG.warn("log disk full: {} appends failed, the log stays as it was", batch.size());

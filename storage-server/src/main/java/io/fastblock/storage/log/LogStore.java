@@ -640,6 +640,11 @@ public final class LogStore implements Closeable {
                 piece.extent().recordPosition(), data);
     }
 
+    /** The store's index (tests). */
+    ExtentIndex index() {
+        return index;
+    }
+
     /** Makes every index change so far durable. */
     void syncIndex() throws IOException {
         index.sync();
