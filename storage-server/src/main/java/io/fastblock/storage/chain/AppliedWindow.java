@@ -13,6 +13,16 @@ import java.util.concurrent.CompletableFuture;
  */
 final class AppliedWindow {
     private record Key(ChunkId chunk, long sequence) {
+        // Written out, not generated (see ChunkId): looked up for every write a replica orders.
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && k.sequence == sequence && k.chunk.equals(chunk);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(sequence) * 31 + chunk.hashCode();
+        }
     }
 
     private final Map<Key, CompletableFuture<Void>> applied;

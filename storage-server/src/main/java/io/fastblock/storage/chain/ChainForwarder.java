@@ -11,7 +11,6 @@ import io.netty.channel.EventLoopGroup;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 
 /** Forwards writes to successors (and catch-up calls to tails) over one connection per node address. */
@@ -62,8 +61,7 @@ public final class ChainForwarder implements Downstream, AutoCloseable {
         String addr = node.host() + ":" + node.port();
         StorageClient client = clients.compute(addr, (k, c) -> c != null && c.isOpen() ? c
                 : StorageClient.connect(group, node.host(), node.port()));
-        return client.send(build)
-                .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
+        return client.send(build, timeoutMillis)
                 .handle((resp, err) -> {
                     if (err == null) {
                         return resp;

@@ -21,7 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
@@ -33,18 +35,28 @@ import java.util.function.LongFunction;
 public final class StorageClient implements AutoCloseable {
     /** Flushes held back at most this many writes while more are coming (Netty's consolidation). */
     public static final int FLUSH_AFTER = 64;
+    /** How often the connection's loop looks for requests past their deadline. */
+    static final long SWEEP_MILLIS = 25;
     private final String peer;
     private final Channel channel;
-    private final Map<Long, CompletableFuture<StorageResponse>> pending = new ConcurrentHashMap<>();
+    private final Map<Long, Waiting> pending = new ConcurrentHashMap<>();
+    private final ScheduledFuture<?> sweep;
     private final AtomicLong ids = new AtomicLong();
     private final CompletableFuture<StorageClient> ready = new CompletableFuture<>();
     private final Object order = new Object();
     private List<StorageMessage> queued = new ArrayList<>();
     private IOException failure;
 
+    /** A request's answer, and when to give up on it ({@link System#nanoTime}; {@link Long#MAX_VALUE}: never). */
+    private record Waiting(CompletableFuture<StorageResponse> future, long deadline) {
+    }
+
     private StorageClient(String peer, ChannelFuture connect) {
         this.peer = peer;
         this.channel = connect.channel();
+        // One periodic check per connection instead of a timer per request: CompletableFuture's
+        // orTimeout put every forwarded write into, and took it out of, a shared delay queue.
+        this.sweep = channel.eventLoop().scheduleAtFixedRate(this::expire, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     public static StorageClient connect(EventLoopGroup group, String host, int port) {
@@ -115,10 +127,20 @@ public final class StorageClient implements AutoCloseable {
 
     /** Sends the request built for a fresh request id; takes ownership of its payload. */
     public CompletableFuture<StorageResponse> send(LongFunction<StorageMessage> build) {
+        return send(build, 0);
+    }
+
+    /**
+     * As {@link #send(LongFunction)}; with {@code timeoutMillis} > 0 the answer fails with a
+     * {@link TimeoutException} if none came within that time (give or take {@link #SWEEP_MILLIS}).
+     * The request stays on the wire; a late answer is dropped.
+     */
+    public CompletableFuture<StorageResponse> send(LongFunction<StorageMessage> build, long timeoutMillis) {
         long id = ids.incrementAndGet();
         StorageMessage msg = build.apply(id);
         CompletableFuture<StorageResponse> f = new CompletableFuture<>();
-        pending.put(id, f);
+        pending.put(id, new Waiting(f, timeoutMillis > 0 ? System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis)
+                : Long.MAX_VALUE));
         IOException failed;
         synchronized (order) {
             failed = failure;
@@ -141,10 +163,20 @@ public final class StorageClient implements AutoCloseable {
         return f;
     }
 
-    private void fail(long id, IOException e) {
-        CompletableFuture<StorageResponse> f = pending.remove(id);
-        if (f != null) {
-            f.completeExceptionally(e);
+    private void fail(long id, Exception e) {
+        Waiting w = pending.remove(id);
+        if (w != null) {
+            w.future.completeExceptionally(e);
+        }
+    }
+
+    private void expire() {
+        long now = System.nanoTime();
+        for (Map.Entry<Long, Waiting> e : pending.entrySet()) {
+            long deadline = e.getValue().deadline;
+            if (deadline != Long.MAX_VALUE && now - deadline >= 0) {
+                fail(e.getKey(), new TimeoutException("no answer from " + peer + " in time"));
+            }
         }
     }
 
@@ -163,6 +195,7 @@ public final class StorageClient implements AutoCloseable {
     }
 
     private void closed() {
+        sweep.cancel(false);
         synchronized (order) {
             if (failure == null) {
                 failure = new IOException("connection to " + peer + " closed");
@@ -187,8 +220,8 @@ public final class StorageClient implements AutoCloseable {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             if (msg instanceof StorageResponse r) {
-                CompletableFuture<StorageResponse> f = owner[0].pending.remove(r.requestId());
-                if (f == null || !f.complete(r)) {
+                Waiting w = owner[0].pending.remove(r.requestId());
+                if (w == null || !w.future.complete(r)) {
                     r.data().release();
                 }
             } else {
