@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -56,7 +57,13 @@ public final class StorageClient implements AutoCloseable {
         this.channel = connect.channel();
         // One periodic check per connection instead of a timer per request: CompletableFuture's
         // orTimeout put every forwarded write into, and took it out of, a shared delay queue.
-        this.sweep = channel.eventLoop().scheduleAtFixedRate(this::expire, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> s;
+        try {
+            s = channel.eventLoop().scheduleAtFixedRate(this::expire, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            s = null; // the loop is shutting down: the connection fails without answers to wait for
+        }
+        this.sweep = s;
     }
 
     public static StorageClient connect(EventLoopGroup group, String host, int port) {
@@ -195,7 +202,9 @@ public final class StorageClient implements AutoCloseable {
     }
 
     private void closed() {
-        sweep.cancel(false);
+        if (sweep != null) {
+            sweep.cancel(false);
+        }
         synchronized (order) {
             if (failure == null) {
                 failure = new IOException("connection to " + peer + " closed");

@@ -112,4 +112,13 @@ class StorageClientTimeoutTest {
             client.close();
         }
     }
+
+    @Test
+    void connectingThroughALoopThatShutDownDoesNotThrow() throws Exception {
+        EventLoopGroup gone = NettyTransport.group(1, "gone-client");
+        gone.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        // The sweep cannot be scheduled there; the connection fails on its own (as it did before sweeps).
+        StorageClient client = StorageClient.connect(gone, "127.0.0.1", listener.getLocalPort());
+        assertFalse(client.ready().isDone() && !client.ready().isCompletedExceptionally(), "connected through a dead loop");
+    }
 }
