@@ -37,7 +37,7 @@ public final class NetworkReplicaReader implements ReplicaReader, AutoCloseable 
                 return CompletableFuture.failedFuture(new RemoteReadException(io.fastblock.protocol.Status.IO_ERROR,
                         "node " + nodeId + " is not registered"));
             }
-            return client(node).send(request).orTimeout(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            return client(node).send(request, TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
         });
     }
 

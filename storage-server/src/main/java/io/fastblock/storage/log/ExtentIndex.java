@@ -331,8 +331,7 @@ public final class ExtentIndex implements Closeable {
         }
         pending = null;
         try {
-            batchWriter.write(db, writeOptions, p.batch);
-            cache.trim();
+            write(p.batch); // its deletes went in when it was prepared
         } catch (RocksDBException | RuntimeException e) {
             // The cache shows this batch and its writers may have been answered: dropping the cache
             // would serve older bytes, so the index stops here until a restart replays the log.
