@@ -48,7 +48,9 @@ import org.rocksdb.WriteOptions;
  * and loads a chunk with one forward scan on a miss. The committer applies a batch in two steps:
  * {@link #prepare} changes the cache and builds the RocksDB batch, the committer answers its
  * writers (their records are already forced in the log, and lookups now see them), then
- * {@link #write(Prepared)} hands the batch to RocksDB. Until then the cache is not trimmed, so
+ * {@link #write(Prepared)} hands the batch to RocksDB. While appends wait, the committer lets the
+ * next commits' changes join the pending batch ({@link #prepare(List, LogPosition, boolean)}), so
+ * one RocksDB write takes several commits. Until then the cache is not trimmed, so
  * it keeps every chunk the batch changed, and any other writer first writes the pending batch
  * itself, so RocksDB takes batches in order. If RocksDB refuses a prepared batch, the index
  * fails every later call: the cache shows writes RocksDB lacks, which may already be answered,
@@ -119,7 +121,7 @@ public final class ExtentIndex implements Closeable {
 
     private volatile BatchWriter batchWriter = RocksDB::write;
     /** A batch the cache shows and RocksDB has not taken yet (only under this object's lock). */
-    private Prepared pending;
+    private Batch pending;
     /** Set once RocksDB refused a prepared batch: every later call fails with it. */
     private IOException broken;
 
@@ -244,14 +246,15 @@ public final class ExtentIndex implements Closeable {
     }
 
     /**
-     * A batch that {@link #prepare} applied to the cache; {@link #write(Prepared)} gives it to
-     * RocksDB. {@code delta} is the change of live data bytes per segment.
+     * What one {@link #prepare} applied to the cache; {@link #write(Prepared)} gives its batch to
+     * RocksDB. Several prepares may share one batch ({@code join}). {@code delta} is the change of
+     * live data bytes per segment of this prepare alone.
      */
     public static final class Prepared {
-        private final WriteBatch batch;
+        private final Batch batch;
         private final Map<Long, Long> delta;
 
-        private Prepared(WriteBatch batch, Map<Long, Long> delta) {
+        private Prepared(Batch batch, Map<Long, Long> delta) {
             this.batch = batch;
             this.delta = delta;
         }
@@ -261,15 +264,28 @@ public final class ExtentIndex implements Closeable {
         }
     }
 
+    /** A RocksDB batch the cache shows, and how many prepares it holds. */
+    private static final class Batch {
+        final WriteBatch writes = new WriteBatch();
+        int prepares;
+    }
+
     /**
      * The first half of {@link #apply}: the cache shows the records from now on (lookups return
      * them), and the batch with the new checkpoint waits for {@link #write(Prepared)}. The caller
-     * must have forced the records first. A pending batch from an earlier call is written first.
+     * must have forced the records first. A pending batch from an earlier call is written first,
+     * unless {@code join}: then these records and the new checkpoint go into that batch, and one
+     * RocksDB write takes both (the committer joins while records wait for it).
      */
-    public synchronized Prepared prepare(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
-        writePending();
+    public synchronized Prepared prepare(List<IndexedWrite> writes, LogPosition checkpoint, boolean join) throws IOException {
+        if (!join || pending == null) {
+            writePending();
+        } else if (broken != null) {
+            throw broken;
+        }
+        boolean joined = pending != null;
+        Batch batch = joined ? pending : new Batch();
         Map<Long, Long> delta = new HashMap<>();
-        WriteBatch batch = new WriteBatch();
         try {
             for (IndexedWrite w : writes) {
                 if (w.length() == 0) {
@@ -278,35 +294,51 @@ public final class ExtentIndex implements Closeable {
                 ExtentCache.Chunk chunk = cached(w.chunk());
                 if (w.trim()) {
                     // Older extents in the range die; a hole takes their place (see Extent#isHole).
-                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
-                    put(batch, chunk, w.chunk(), new Extent(w.offset(), Extent.holeSegment(w.segment()), w.recordPosition(), 0,
+                    replace(batch.writes, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    put(batch.writes, chunk, w.chunk(), new Extent(w.offset(), Extent.holeSegment(w.segment()), w.recordPosition(), 0,
                             w.length(), w.sequence(), 0, 0));
                     continue;
                 }
                 Extent target = new Extent(w.offset(), w.segment(), w.recordPosition(), 0, w.length(), w.sequence(),
                         w.recordBytes(), w.length());
                 if (w.moved()) {
-                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
+                    replace(batch.writes, chunk, w.chunk(), w.offset(), w.offset() + w.length(), w.originSegment(),
                             w.originPosition(), target, delta);
                 } else {
-                    replace(batch, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
-                    insert(batch, chunk, w.chunk(), target, delta);
+                    replace(batch.writes, chunk, w.chunk(), w.offset(), w.offset() + w.length(), -1, -1, null, delta);
+                    insert(batch.writes, chunk, w.chunk(), target, delta);
                 }
             }
-            batch.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
+            batch.writes.put(meta, CHECKPOINT_KEY, ByteBuffer.allocate(16).putLong(checkpoint.segment())
                     .putLong(checkpoint.position()).array());
-            addDeletes(batch);
-        } catch (RocksDBException e) {
-            batch.close();
-            forget();
-            throw new IOException("index update failed: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            batch.close();
+            addDeletes(batch.writes);
+        } catch (RocksDBException | RuntimeException e) {
+            if (joined) {
+                // The batch also holds earlier prepares, whose writers may have been answered: as for a
+                // refused write, the index stops here until a restart replays the log.
+                broken = new IOException("index update failed, the index refuses further use until a restart: " + e, e);
+                throw broken;
+            }
+            batch.writes.close();
             forget(); // the cache may hold part of a batch RocksDB never took
-            throw e;
+            if (e instanceof RocksDBException r) {
+                throw new IOException("index update failed: " + r.getMessage(), r);
+            }
+            throw (RuntimeException) e;
         }
-        pending = new Prepared(batch, delta);
-        return pending;
+        batch.prepares++;
+        pending = batch;
+        return new Prepared(batch, delta);
+    }
+
+    /** Prepares with {@code join} false: a pending batch is written first. */
+    public Prepared prepare(List<IndexedWrite> writes, LogPosition checkpoint) throws IOException {
+        return prepare(writes, checkpoint, false);
+    }
+
+    /** How many prepares the pending batch holds (0: none is pending). */
+    public synchronized int pendingPrepares() {
+        return pending == null ? 0 : pending.prepares;
     }
 
     /**
@@ -314,7 +346,7 @@ public final class ExtentIndex implements Closeable {
      * loses). Nothing to do if another writer already wrote it.
      */
     public synchronized void write(Prepared prepared) throws IOException {
-        if (prepared == pending) {
+        if (prepared.batch == pending) {
             writePending();
         } else if (broken != null) {
             throw broken;
@@ -325,20 +357,20 @@ public final class ExtentIndex implements Closeable {
         if (broken != null) {
             throw broken;
         }
-        Prepared p = pending;
+        Batch p = pending;
         if (p == null) {
             return;
         }
         pending = null;
         try {
-            write(p.batch); // its deletes went in when it was prepared
+            write(p.writes); // its deletes went in when it was prepared
         } catch (RocksDBException | RuntimeException e) {
             // The cache shows this batch and its writers may have been answered: dropping the cache
             // would serve older bytes, so the index stops here until a restart replays the log.
             broken = new IOException("index update failed, the index refuses further use until a restart: " + e, e);
             throw broken;
         } finally {
-            p.batch.close();
+            p.writes.close();
         }
     }
 

@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * The single writer of the log. It takes every append queued since its last round, writes them
  * in order, makes them durable with one fsync per touched segment (normally exactly one), then
  * shows them in the index's cache, completes the callers' futures and only then hands the index
- * batch with the new checkpoint to RocksDB ({@link ExtentIndex#prepare}). Writers
+ * batch with the new checkpoint to RocksDB ({@link ExtentIndex#prepare}). When more appends
+ * already wait, that RocksDB write is put off: the next commits' index changes join the same
+ * batch (at most {@link #MAX_JOINED} commits), and it is written once none wait. Writers
  * that arrive while an fsync runs are queued and share the next one. The cleaner's moved records
  * go through the same queue in small batches, so they share fsyncs with foreground writes and
  * never hold this thread for long.
@@ -31,6 +33,8 @@ import org.slf4j.LoggerFactory;
 final class GroupCommitter {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCommitter.class);
     private static final int MAX_BATCH = 1024;
+    /** Commits whose index changes may share one RocksDB write. */
+    static final int MAX_JOINED = 8;
 
     /** {@code trimLength} >= 0 marks a trim record of that range (its data is empty). */
     private record Append(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition, ByteBuf data,
@@ -63,6 +67,9 @@ final class GroupCommitter {
     private volatile IOException failure;
     /** Segment of the last checkpoint written to the index: segments before it are never replayed. */
     private volatile long checkpointSegment;
+    /** The last commit's index changes while RocksDB has not taken them (only this thread), and its segment. */
+    private ExtentIndex.Prepared unindexed;
+    private long unindexedSegment;
 
     GroupCommitter(SegmentSet segments, ExtentIndex index, StorageMetrics metrics, LiveBytes liveBytes, DiskSpace space,
                    long checkpointSegment, LogPreallocator preallocator) {
@@ -115,6 +122,9 @@ final class GroupCommitter {
         boolean stopping = false;
         while (!stopping || !queue.isEmpty()) {
             try {
+                if (unindexed != null && queue.isEmpty()) {
+                    writeIndex(); // nothing more joins it: a pending batch never outlasts the busy spell
+                }
                 Append first = stopping ? queue.poll() : queue.take();
                 if (first == null) {
                     break;
@@ -187,7 +197,8 @@ final class GroupCommitter {
             }
             metrics.logAppends.increment(batch.size());
             LogSegment last = segments.active();
-            ExtentIndex.Prepared indexed = index.prepare(writes, new LogPosition(last.number(), last.size()));
+            // Records waiting for this thread: this batch joins the one RocksDB has not taken yet.
+            ExtentIndex.Prepared indexed = index.prepare(writes, new LogPosition(last.number(), last.size()), true);
             liveBytes.apply(indexed.delta());
             preallocator.afterCommit(last, batchBytes);
             // Forced, and visible to lookups: the writers are answered before RocksDB takes the batch,
@@ -198,8 +209,22 @@ final class GroupCommitter {
                     a.done.complete(null);
                 }
             }
-            index.write(indexed);
-            checkpointSegment = last.number();
+            boolean moved = false;
+            for (Append a : batch) {
+                moved |= a.moved();
+            }
+            // RocksDB takes the batch now unless more records already wait: then the next commit's
+            // records join it, and this thread starts on them without a RocksDB write in between.
+            // At most MAX_JOINED commits share one, so the cache, which is not trimmed while a batch
+            // is pending, does not grow without bound. A moved record's batch goes now (see above).
+            if (moved || queue.isEmpty() || index.pendingPrepares() >= MAX_JOINED) {
+                unindexed = null;
+                index.write(indexed);
+                checkpointSegment = last.number();
+            } else {
+                unindexed = indexed;
+                unindexedSegment = last.number();
+            }
         } catch (IOException e) {
             if (!written && NoSpaceException.isNoSpace(e) && cutBack(touched)) {
                 LOG.warn("log disk full: {} appends failed, the log stays as it was", batch.size());
@@ -216,6 +241,21 @@ final class GroupCommitter {
         }
         for (Append a : batch) {
             a.done.complete(null);
+        }
+    }
+
+    /** Hands a commit's pending index batch to RocksDB when no commit followed to join it; a refusal stops the store. */
+    private void writeIndex() {
+        ExtentIndex.Prepared p = unindexed;
+        unindexed = null;
+        try {
+            index.write(p);
+            checkpointSegment = unindexedSegment;
+        } catch (IOException | RuntimeException e) {
+            if (failure == null) {
+                failure = e instanceof IOException io ? io : new IOException(e.toString(), e);
+                LOG.error("index write failed; the log store stops accepting writes", e);
+            }
         }
     }
 
