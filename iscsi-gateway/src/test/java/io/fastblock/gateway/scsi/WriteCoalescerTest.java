@@ -258,4 +258,104 @@ class WriteCoalescerTest {
         a.release();
         b.release();
     }
+
+    /** Four turns of one 4 KiB write each, at 0, 4K, 8K, 12K: each leaves at its turn's end, four in flight. */
+    private List<ByteBuf> fourInFlight() throws Exception {
+        List<ByteBuf> data = new ArrayList<>();
+        for (int i = 0; i < WriteCoalescer.HOLD_WHILE_IN_FLIGHT; i++) {
+            ByteBuf b = filled(4096, i);
+            data.add(b);
+            inOneTurn(new long[] {i * 4096L}, new ByteBuf[] {b});
+            assertEquals(i + 1, device.offsets.size(), "with " + i + " in flight a run leaves at its turn's end");
+        }
+        return data;
+    }
+
+    /** Waits until tasks the loop took before this call ran (a landing queued from another thread). */
+    private void drainLoop() throws Exception {
+        loop.submit(() -> { }).get(5, TimeUnit.SECONDS);
+        loop.submit(() -> { }).get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aRunThatContinuesAStreamWaitsWhileFourWritesAreInFlightAndLeavesWhenOneLands() throws Exception {
+        List<ByteBuf> data = fourInFlight();
+        ByteBuf c = filled(4096, 10);
+        ByteBuf d = filled(4096, 11);
+        ByteBuf e = filled(8192, 12);
+        List<CompletableFuture<Void>> held = new ArrayList<>(inOneTurn(new long[] {16384, 20480}, new ByteBuf[] {c, d}));
+        assertEquals(4, device.offsets.size(), "a continuing run left while four were in flight");
+        held.addAll(inOneTurn(new long[] {24576}, new ByteBuf[] {e}));
+        assertEquals(4, device.offsets.size(), "the waiting run left before anything landed");
+
+        device.pending.get(0).complete(null); // from this thread: the landing goes through the loop
+        drainLoop();
+        assertEquals(List.of(0L, 4096L, 8192L, 12288L, 16384L), device.offsets);
+        assertArrayEquals(concat(c, d, e), device.bytes.get(4), "the waiting run left as one write, in order");
+        assertTrue(held.stream().noneMatch(CompletableFuture::isDone));
+        device.pending.forEach(f -> f.complete(null));
+        for (CompletableFuture<Void> f : held) {
+            f.get(5, TimeUnit.SECONDS);
+        }
+        data.forEach(ByteBuf::release);
+        c.release();
+        d.release();
+        e.release();
+    }
+
+    @Test
+    void aWriteThatDoesNotContinueTheStreamIsNotHeldWhateverIsInFlight() throws Exception {
+        List<ByteBuf> data = fourInFlight();
+        ByteBuf far = filled(4096, 20);
+        inOneTurn(new long[] {1 << 20}, new ByteBuf[] {far});
+        assertEquals(5, device.offsets.size(), "a random write waited for the stream's writes");
+        assertEquals(1L << 20, device.offsets.get(4));
+        device.pending.forEach(f -> f.complete(null));
+        data.forEach(ByteBuf::release);
+        far.release();
+    }
+
+    @Test
+    void aRunThatFillsItsWindowLeavesAtTheEndOfItsTurn() throws Exception {
+        List<ByteBuf> data = fourInFlight();
+        ByteBuf rest = filled(WINDOW - 16384, 30);
+        inOneTurn(new long[] {16384}, new ByteBuf[] {rest});
+        assertEquals(5, device.offsets.size(), "a run that cannot grow waited");
+        device.pending.forEach(f -> f.complete(null));
+        data.forEach(ByteBuf::release);
+        rest.release();
+    }
+
+    @Test
+    void aWriteInFlightThatFailsAlsoLetsTheWaitingRunGo() throws Exception {
+        List<ByteBuf> data = fourInFlight();
+        ByteBuf c = filled(4096, 40);
+        CompletableFuture<Void> waiting = inOneTurn(new long[] {16384}, new ByteBuf[] {c}).get(0);
+        assertEquals(4, device.offsets.size());
+        device.pending.get(2).completeExceptionally(new DeviceException(DeviceException.Reason.IO_ERROR, "chain down"));
+        drainLoop();
+        assertEquals(5, device.offsets.size(), "the waiting run stayed after a write in flight failed");
+        device.pending.get(4).complete(null);
+        waiting.get(5, TimeUnit.SECONDS);
+        device.pending.forEach(f -> f.complete(null));
+        data.forEach(ByteBuf::release);
+        c.release();
+    }
+
+    @Test
+    void withoutHoldingARunAlwaysLeavesAtTheEndOfItsTurn() throws Exception {
+        Recorder plain = new Recorder(WINDOW);
+        WriteCoalescer turnOnly = new WriteCoalescer(plain, 0);
+        List<ByteBuf> data = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            ByteBuf b = filled(4096, i);
+            data.add(b);
+            long at = i * 4096L;
+            loop.submit(() -> turnOnly.write(at, b)).get(5, TimeUnit.SECONDS);
+            loop.submit(() -> { }).get(5, TimeUnit.SECONDS);
+            assertEquals(i + 1, plain.offsets.size());
+        }
+        plain.pending.forEach(f -> f.complete(null));
+        data.forEach(ByteBuf::release);
+    }
 }
