@@ -10,6 +10,9 @@
 # --warmup N runs every workload N times on each side before the measured rounds, not recorded (default 1):
 # the first run of a path on freshly started JVMs is mostly JIT compilation (measured: 8.9 of 15.7 s of the
 # servers' CPU in a first 4 KiB read run), which says nothing about the steady state either side serves.
+# The qemu-img runs are warmed up too: qemu-img's commands take paths the load generator's do not (merged
+# small sequential writes, its Data-In sizes), and unwarmed, each first qemu-img round ran at 0.77-0.93 of
+# the later ones on fastblock and not on tgtd (docs/performance.md).
 #
 # --cpu-a/--cpu-b name the processes serving each side (fastblock: gateway and storage servers; tgtd); the
 # table then also gives the CPU time they used per I/O in the load generator's runs (us per I/O, from
@@ -89,6 +92,11 @@ for r in $(seq "$warmup"); do
       # shellcheck disable=SC2086
       lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" >/dev/null \
         || echo "warm-up run failed: $name $url" >&2
+      if [ $qemu = 1 ]; then
+        # shellcheck disable=SC2086
+        timeout 300 qemu-img bench -t none -n $qopts --image-opts "$(window "$url")" >/dev/null 2>&1 \
+          || echo "qemu-img warm-up run failed: $name $url" >&2
+      fi
     done
   done
 done
