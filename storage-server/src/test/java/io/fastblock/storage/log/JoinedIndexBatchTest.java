@@ -48,6 +48,16 @@ class JoinedIndexBatchTest {
         }
     }
 
+    /** Counts the batches RocksDB takes from {@code index} from now on. */
+    private static AtomicInteger countWrites(ExtentIndex index) {
+        AtomicInteger writes = new AtomicInteger();
+        index.writeBatchesWith((db, options, batch) -> {
+            writes.incrementAndGet();
+            db.write(options, batch);
+        });
+        return writes;
+    }
+
     private static ExtentIndex.IndexedWrite record(long offset, long sequence, long position) {
         return new ExtentIndex.IndexedWrite(CHUNK, offset, 4096, sequence, 1, position);
     }
@@ -55,11 +65,7 @@ class JoinedIndexBatchTest {
     @Test
     void joinedPreparesReachRocksDbInOneWriteWithTheLastCheckpoint() throws Exception {
         index = ExtentIndex.open(dir.resolve("index"));
-        AtomicInteger writes = new AtomicInteger();
-        index.writeBatchesWith((db, options, batch) -> {
-            writes.incrementAndGet();
-            db.write(options, batch);
-        });
+        AtomicInteger writes = countWrites(index);
         long recordBytes = 4096 + LogRecord.HEADER;
         ExtentIndex.Prepared first = index.prepare(List.of(record(0, 1, 0)), new LogPosition(1, recordBytes), true);
         // Not next to the first in the chunk, so the two stay two extents.
@@ -80,11 +86,7 @@ class JoinedIndexBatchTest {
     @Test
     void aPrepareThatDoesNotJoinWritesThePendingBatchFirst() throws Exception {
         index = ExtentIndex.open(dir.resolve("index"));
-        AtomicInteger writes = new AtomicInteger();
-        index.writeBatchesWith((db, options, batch) -> {
-            writes.incrementAndGet();
-            db.write(options, batch);
-        });
+        AtomicInteger writes = countWrites(index);
         long recordBytes = 4096 + LogRecord.HEADER;
         index.prepare(List.of(record(0, 1, 0)), new LogPosition(1, recordBytes), true);
         ExtentIndex.Prepared second = index.prepare(List.of(record(4096, 2, recordBytes)), new LogPosition(1, 2 * recordBytes));
@@ -121,11 +123,7 @@ class JoinedIndexBatchTest {
             }
         };
         store = LogStore.open(dir, SEGMENT, new StorageMetrics(), BaseFiles.NONE, 0, files);
-        AtomicInteger writes = new AtomicInteger();
-        store.index().writeBatchesWith((db, options, batch) -> {
-            writes.incrementAndGet();
-            db.write(options, batch);
-        });
+        AtomicInteger writes = countWrites(store.index());
         byte[] a = LogFixture.bytes(4096, 1);
         byte[] b = LogFixture.bytes(4096, 2);
         CompletableFuture<Void> first = store.append(CHUNK, 0, 1, Unpooled.wrappedBuffer(a));
