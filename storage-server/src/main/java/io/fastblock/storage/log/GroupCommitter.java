@@ -197,7 +197,7 @@ final class GroupCommitter {
             }
             metrics.logAppends.increment(batch.size());
             LogSegment last = segments.active();
-            // Records waiting for this thread: this batch joins the one RocksDB has not taken yet.
+            // If the last commit left its RocksDB batch pending (appends were waiting), this one joins it.
             ExtentIndex.Prepared indexed = index.prepare(writes, new LogPosition(last.number(), last.size()), true);
             liveBytes.apply(indexed.delta());
             preallocator.afterCommit(last, batchBytes);
