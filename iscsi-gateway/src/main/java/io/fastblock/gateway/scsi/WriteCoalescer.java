@@ -103,6 +103,7 @@ final class WriteCoalescer {
         private long sentEnd = -1;
         /** The run waits for a write in flight to land ({@link #landed}). */
         private boolean waiting;
+        private final Runnable land = this::landed;
 
         Turn(EventExecutor loop) {
             this.loop = loop;
@@ -156,48 +157,47 @@ final class WriteCoalescer {
             }
             List<Held> writes = run;
             run = new ArrayList<>(Math.max(4, writes.size()));
-            CompletableFuture<Void> sent;
-            if (writes.size() == 1) {
-                sent = send(start, writes.get(0).data());
-                relay(sent, writes, null);
-            } else {
-                CompositeByteBuf merged = writes.get(0).data().alloc().compositeDirectBuffer(writes.size());
-                for (Held h : writes) {
-                    merged.addComponent(true, h.data().retainedSlice());
-                }
-                sent = send(start, merged);
-                relay(sent, writes, merged);
-            }
             if (holdWhileInFlight > 0) {
                 inFlight++;
                 sentEnd = end;
-                sent.whenComplete((v, err) -> {
-                    if (loop.inEventLoop()) {
-                        landed();
-                        return;
-                    }
-                    try {
-                        loop.execute(this::landed);
-                    } catch (java.util.concurrent.RejectedExecutionException loopStopping) {
-                        landed(); // the loop runs no more tasks: a waiting run must not be stranded
-                    }
-                });
             }
-        }
-    }
-
-    private static void relay(CompletableFuture<Void> sent, List<Held> writes, ByteBuf merged) {
-        sent.whenComplete((v, err) -> {
-            if (merged != null) {
-                merged.release();
+            if (writes.size() == 1) {
+                relay(send(start, writes.get(0).data()), writes, null);
+                return;
             }
+            CompositeByteBuf merged = writes.get(0).data().alloc().compositeDirectBuffer(writes.size());
             for (Held h : writes) {
-                if (err == null) {
-                    h.done().complete(null);
-                } else {
-                    h.done().completeExceptionally(err);
-                }
+                merged.addComponent(true, h.data().retainedSlice());
             }
-        });
+            relay(send(start, merged), writes, merged);
+        }
+
+        /** Completes each held command with the sent write's outcome, then counts the write as landed. */
+        private void relay(CompletableFuture<Void> sent, List<Held> writes, ByteBuf merged) {
+            sent.whenComplete((v, err) -> {
+                if (merged != null) {
+                    merged.release();
+                }
+                for (Held h : writes) {
+                    if (err == null) {
+                        h.done().complete(null);
+                    } else {
+                        h.done().completeExceptionally(err);
+                    }
+                }
+                if (holdWhileInFlight == 0) {
+                    return;
+                }
+                if (loop.inEventLoop()) {
+                    landed();
+                    return;
+                }
+                try {
+                    loop.execute(land);
+                } catch (java.util.concurrent.RejectedExecutionException loopStopping) {
+                    landed(); // the loop runs no more tasks: a waiting run must not be stranded
+                }
+            });
+        }
     }
 }

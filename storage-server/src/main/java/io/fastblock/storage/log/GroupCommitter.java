@@ -204,14 +204,13 @@ final class GroupCommitter {
             // Forced, and visible to lookups: the writers are answered before RocksDB takes the batch,
             // which cut a QD1 write's latency by about 5% (docs/performance.md). A moved record is
             // answered only after: the cleaner then syncs the index and deletes the record's origin.
-            for (Append a : batch) {
-                if (!a.moved()) {
-                    a.done.complete(null);
-                }
-            }
             boolean moved = false;
             for (Append a : batch) {
-                moved |= a.moved();
+                if (a.moved()) {
+                    moved = true;
+                } else {
+                    a.done.complete(null);
+                }
             }
             // RocksDB takes the batch now unless more records already wait: then the next commit's
             // records join it, and this thread starts on them without a RocksDB write in between.
