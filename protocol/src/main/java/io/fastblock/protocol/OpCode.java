@@ -14,7 +14,9 @@ public enum OpCode {
     /** Raise (or seal) a volume id's lease-epoch floor on the receiving server. */
     FENCE(7),
     /** A returning replica asks the tail which ranges of a chunk changed above a sequence ({@link ChunkChanges}). */
-    CHANGES(8);
+    CHANGES(8),
+    /** The connection takes the direct answers for a client id ({@link AnswerToRequest}). */
+    ANSWER_TO(9);
 
     public static final int RESPONSE_BIT = 0x80;
 

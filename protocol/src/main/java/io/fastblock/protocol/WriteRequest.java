@@ -12,13 +12,24 @@ import io.netty.buffer.Unpooled;
  * release it.
  */
 public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkId chunk, long offset,
-                           long sequence, ByteBuf data, int trimLength) implements StorageMessage {
+                           long sequence, ByteBuf data, int trimLength, long answerTo, long answerId)
+        implements StorageMessage {
     /** Set by a replica forwarding the write to its successor. */
     public static final int FLAG_FORWARDED = 0x01;
     /** The request is a trim: no data, {@link #length()} is the length of the range given back. */
     public static final int FLAG_TRIM = 0x02;
+    /**
+     * The client asks the tail to send its OK straight back to it, on the connection registered for
+     * client {@link #answerTo} ({@link AnswerToRequest}), under request id {@link #answerId}, as chain
+     * replication's tail answers its client. The chain's own answers still flow back to the head.
+     */
+    public static final int FLAG_ANSWER_DIRECT = 0x04;
 
     public WriteRequest {
+        if (((flags & FLAG_ANSWER_DIRECT) != 0) != (answerTo != 0)) {
+            throw new IllegalArgumentException("FLAG_ANSWER_DIRECT goes with a client id to answer, got flags 0x"
+                    + Integer.toHexString(flags) + " and client id " + answerTo);
+        }
         if ((flags & FLAG_TRIM) != 0) {
             if (data.isReadable()) {
                 throw new IllegalArgumentException("a trim carries no data, got " + data.readableBytes() + " bytes");
@@ -29,6 +40,11 @@ public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkI
         } else if (trimLength != 0) {
             throw new IllegalArgumentException("trim length " + trimLength + " on a write without FLAG_TRIM");
         }
+    }
+
+    public WriteRequest(long requestId, int flags, ChainAddress chain, ChunkId chunk, long offset, long sequence,
+                        ByteBuf data, int trimLength) {
+        this(requestId, flags, chain, chunk, offset, sequence, data, trimLength, 0, 0);
     }
 
     /** A write of {@code data} (the usual case). */
@@ -60,8 +76,18 @@ public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkI
         return (flags & FLAG_FORWARDED) != 0;
     }
 
+    public boolean answerDirect() {
+        return (flags & FLAG_ANSWER_DIRECT) != 0;
+    }
+
+    /** The same request asking the tail to answer client {@code client} directly under {@code id}. */
+    public WriteRequest answeredDirectlyTo(long client, long id) {
+        return new WriteRequest(requestId, flags | FLAG_ANSWER_DIRECT, chain, chunk, offset, sequence, data, trimLength,
+                client, id);
+    }
+
     public WriteRequest forward(long newRequestId, long assignedSequence, ByteBuf sameData) {
         return new WriteRequest(newRequestId, flags | FLAG_FORWARDED, chain, chunk, offset, assignedSequence, sameData,
-                trimLength);
+                trimLength, answerTo, answerId);
     }
 }

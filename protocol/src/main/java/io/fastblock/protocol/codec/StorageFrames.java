@@ -1,5 +1,6 @@
 package io.fastblock.protocol.codec;
 
+import io.fastblock.protocol.AnswerToRequest;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ChangesRequest;
@@ -29,9 +30,11 @@ import java.nio.charset.StandardCharsets;
  *            op:uint8 (| 0x80 for a response) flags:uint8 requestId:int64 body
  * PING     = (empty)
  * WRITE    = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
- *            offset:int64 sequence:int64 length:int32 data[length]
+ *            offset:int64 sequence:int64 length:int32
+ *            [answerTo:int64 answerId:int64] data[length]
  *            flags: 0x01 FORWARDED (replica to successor), 0x02 TRIM: the same header, NO data
- *            bytes; length is the length of the range given back
+ *            bytes; length is the length of the range given back; 0x04 ANSWER_DIRECT: the two
+ *            answer fields are present (the tail also answers client answerTo under answerId)
  * READ     = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64
  *            offset:int64 length:int32
  *            flags: 0x02 WITH_EXTENTS: answer data = Extents of the range, then the bytes
@@ -43,7 +46,9 @@ import java.nio.charset.StandardCharsets;
  * FENCE    = volumeId:int64 epoch:int64           (server-wide; answer: empty data)
  * CHANGES  = groupId:int32 chainVersion:int64 leaseEpoch:int64 volumeId:int64 chunkIndex:int64 since:int64
  *                                                 (answer data: ChunkChanges)
- * response = status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
+ * ANSWER_TO = clientId:int64                     (server-wide; this connection takes the client's direct answers)
+ * response = flags: 0x01 ANSWERED (a write's OK the tail also sent straight to the client)
+ *            status:uint8 messageLength:uint16 message[utf8] dataLength:int32 data[dataLength]
  * </pre>
  * All integers are big-endian. Data is never copied: encoding composes the header with the
  * payload buffer and decoding slices the payload out of the frame.
@@ -85,6 +90,10 @@ public final class StorageFrames {
             header.writeLong(w.offset());
             header.writeLong(w.sequence());
             header.writeInt(w.isTrim() ? w.trimLength() : payload.readableBytes());
+            if (w.answerDirect()) {
+                header.writeLong(w.answerTo());
+                header.writeLong(w.answerId());
+            }
         } else if (message instanceof ReadRequest r) {
             writeChainAndChunk(header, r.chain(), r.chunk());
             header.writeLong(r.offset());
@@ -100,6 +109,8 @@ public final class StorageFrames {
         } else if (message instanceof ChangesRequest c) {
             writeChainAndChunk(header, c.chain(), c.chunk());
             header.writeLong(c.since());
+        } else if (message instanceof AnswerToRequest a) {
+            header.writeLong(a.clientId());
         } else if (message instanceof FenceRequest f) {
             header.writeLong(f.volumeId());
             header.writeLong(f.epoch());
@@ -156,7 +167,7 @@ public final class StorageFrames {
                 int textLength = frame.readUnsignedShort();
                 String text = frame.readCharSequence(textLength, StandardCharsets.UTF_8).toString();
                 ByteBuf data = readData(frame);
-                return new StorageResponse(requestId, op, status, text, data);
+                return new StorageResponse(requestId, op, status, text, data, flags);
             }
             switch (op) {
                 case PING:
@@ -166,8 +177,17 @@ public final class StorageFrames {
                     ChunkId chunk = readChunk(frame);
                     long offset = readOffset(frame);
                     long sequence = frame.readLong();
+                    int len = frame.readInt();
+                    long answerTo = 0;
+                    long answerId = 0;
+                    if ((flags & WriteRequest.FLAG_ANSWER_DIRECT) != 0) {
+                        answerTo = frame.readLong();
+                        answerId = frame.readLong();
+                        if (answerTo == 0) {
+                            throw new ProtocolException("ANSWER_DIRECT write names client 0");
+                        }
+                    }
                     if ((flags & WriteRequest.FLAG_TRIM) != 0) {
-                        int len = frame.readInt();
                         if (len < 0) {
                             throw new ProtocolException("negative trim length " + len);
                         }
@@ -175,10 +195,15 @@ public final class StorageFrames {
                             throw new ProtocolException("a trim carries no data, but " + frame.readableBytes()
                                     + " bytes follow its header");
                         }
-                        return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, Unpooled.EMPTY_BUFFER, len);
+                        return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, Unpooled.EMPTY_BUFFER, len,
+                                answerTo, answerId);
                     }
-                    ByteBuf data = readData(frame);
-                    return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data);
+                    if (len < 0 || len > MAX_DATA || len != frame.readableBytes()) {
+                        throw new ProtocolException("data length " + len + " does not match the " + frame.readableBytes()
+                                + " bytes left in the frame");
+                    }
+                    ByteBuf data = len == 0 ? Unpooled.EMPTY_BUFFER : frame.readRetainedSlice(len);
+                    return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data, 0, answerTo, answerId);
                 }
                 case READ:
                 case COPY_READ:
@@ -201,6 +226,12 @@ public final class StorageFrames {
                         default:
                             return new ExtentsRequest(requestId, chain, chunk, offset, len);
                     }
+                }
+                case ANSWER_TO: {
+                    if (frame.readableBytes() != 8) {
+                        throw new ProtocolException("ANSWER_TO body of " + frame.readableBytes() + " bytes, expected 8");
+                    }
+                    return new AnswerToRequest(requestId, frame.readLong());
                 }
                 case FENCE: {
                     if (frame.readableBytes() != 16) {
@@ -248,6 +279,9 @@ public final class StorageFrames {
         }
         if (message instanceof ReadRequest r) {
             return r.flags();
+        }
+        if (message instanceof StorageResponse s) {
+            return s.flags();
         }
         return 0;
     }

@@ -167,7 +167,7 @@ class StorageOpsFramesTest {
     @Test
     void unknownOpCodesAreRejected() {
         ByteBuf frame = copyOf(new FenceRequest(1, 2, 3));
-        frame.setByte(6, 9); // 8 is CHANGES
-        assertTrue(rejection(frame).contains("unknown op code 9"));
+        frame.setByte(6, 10); // 9 is ANSWER_TO
+        assertTrue(rejection(frame).contains("unknown op code 10"));
     }
 }
