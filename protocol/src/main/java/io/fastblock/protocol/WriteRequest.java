@@ -86,6 +86,11 @@ public record WriteRequest(long requestId, int flags, ChainAddress chain, ChunkI
                 client, id);
     }
 
+    /** The same request under another request id (a connection's own). */
+    public WriteRequest withRequestId(long id) {
+        return new WriteRequest(id, flags, chain, chunk, offset, sequence, data, trimLength, answerTo, answerId);
+    }
+
     public WriteRequest forward(long newRequestId, long assignedSequence, ByteBuf sameData) {
         return new WriteRequest(newRequestId, flags | FLAG_FORWARDED, chain, chunk, offset, assignedSequence, sameData,
                 trimLength, answerTo, answerId);

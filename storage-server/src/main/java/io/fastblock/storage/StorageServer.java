@@ -148,8 +148,9 @@ public final class StorageServer implements AutoCloseable {
                 ownLog(), workers,
                 metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
         storage.withRepairingReads(integrity.readRepair(), groups);
+        io.fastblock.storage.net.ClientChannels clients = new io.fastblock.storage.net.ClientChannels();
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
-                metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter);
+                metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter, clients);
         integrity.readRepair().tailWritesInPlace(config.tailLayout() == io.fastblock.storage.chain.TailLayout.LOG_AND_IN_PLACE)
                 .leaseEpochs(service.fences()::floor);
         // Recorded fences are in force before the first request is served.
@@ -171,7 +172,7 @@ public final class StorageServer implements AutoCloseable {
                         // replica all take it as a list of buffers.
                         ch.pipeline().addLast(new FlushConsolidationHandler(io.fastblock.storage.net.StorageClient.FLUSH_AFTER, true),
                                 StorageFrameDecoder.gathering(),
-                                StorageFrameEncoder.INSTANCE, new StorageRequestHandler(served, inflight));
+                                StorageFrameEncoder.INSTANCE, new StorageRequestHandler(served, inflight, clients));
                     }
                 });
         serverChannel = b.bind(config.listen(), config.port()).sync().channel();

@@ -15,6 +15,10 @@ public record ChunkRoute(long index, int groupId, long chainVersion, List<Replic
         return members.get(0);
     }
 
+    public Replica tail() {
+        return members.get(members.size() - 1);
+    }
+
     static ChunkRoute of(ChunkLocation loc) {
         GroupInfo g = loc.group();
         List<Replica> replicas = g.members().stream()

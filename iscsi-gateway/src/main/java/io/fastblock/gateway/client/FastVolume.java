@@ -764,7 +764,7 @@ public final class FastVolume implements BlockDevice {
             CompletableFuture<StorageResponse> sent = data == null
                     ? storage.trim(head.address(), chainOf(route), chunkOf(st, s), s.offsetInChunk(), s.length())
                     // A retained slice of the caller's buffer: no copy; the transport releases it once sent.
-                    : storage.write(head.address(), chainOf(route), chunkOf(st, s), s.offsetInChunk(),
+                    : storage.write(head.address(), route.tail().address(), chainOf(route), chunkOf(st, s), s.offsetInChunk(),
                             data.retainedSlice(base + s.bufferOffset(), s.length()));
             return bounded(sent, head.address(), start)
                     .handle((resp, err) -> {

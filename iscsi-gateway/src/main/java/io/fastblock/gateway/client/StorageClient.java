@@ -1,5 +1,6 @@
 package io.fastblock.gateway.client;
 
+import io.fastblock.protocol.AnswerToRequest;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.ExtentsRequest;
@@ -28,7 +29,9 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.internal.ThreadExecutorMap;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -62,10 +65,19 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
     private final ConcurrentHashMap<Route, StorageConnection> connections = new ConcurrentHashMap<>();
     /** Event loops requests may come from and whose own connections they then use; see {@link #attachTo}. */
     private volatile Set<EventExecutor> attachable = Set.of();
+    /** Per attached loop, its direct answers (see {@link #write(NodeAddress, NodeAddress, ChainAddress, ChunkId, long, ByteBuf)}). */
+    private volatile Map<EventExecutor, DirectAnswers> loopAnswers = Map.of();
+    private final boolean directAnswers;
     private final AtomicLong nextRequestId = new AtomicLong(1);
     private volatile boolean closed;
 
     public StorageClient(Duration requestTimeout, int ioThreads) {
+        this(requestTimeout, ioThreads, !Boolean.getBoolean("fastblock.gateway.noDirectAnswers"));
+    }
+
+    /** {@code directAnswers}: let chain tails answer writes sent from the attached loops (see {@link #attachTo}). */
+    public StorageClient(Duration requestTimeout, int ioThreads, boolean directAnswers) {
+        this.directAnswers = directAnswers;
         if (requestTimeout.isNegative() || requestTimeout.isZero()) {
             throw new IllegalArgumentException("request timeout must be positive, got " + requestTimeout);
         }
@@ -96,6 +108,34 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
     public CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
                                                     ByteBuf data) {
         return send(node, new WriteRequest(nextRequestId.getAndIncrement(), 0, chain, chunk, offset, 0, data));
+    }
+
+    /**
+     * Sent from an attached loop, the write asks the chain's tail to answer this loop directly
+     * (its OK then comes two hops sooner) once the loop's connection to {@code tail} has
+     * registered the loop's client id there. The head still answers errors, and any OK the tail
+     * could not deliver; if the tail's connection closes first, the write fails as a lost
+     * connection and the caller resends it, as after any lost answer.
+     */
+    @Override
+    public CompletableFuture<StorageResponse> write(NodeAddress node, NodeAddress tail, ChainAddress chain, ChunkId chunk,
+                                                    long offset, ByteBuf data) {
+        EventLoop loop = callerLoop();
+        DirectAnswers answers = loop == null || closed ? null : loopAnswers.get(loop);
+        if (answers == null) {
+            return write(node, chain, chunk, offset, data);
+        }
+        long id = nextRequestId.getAndIncrement();
+        WriteRequest w = new WriteRequest(id, 0, chain, chunk, offset, 0, data);
+        StorageConnection tailConnection = connection(new Route(tail, loop));
+        StorageConnection headConnection = connection(new Route(node, loop));
+        if (tailConnection.registered()) {
+            w = w.answeredDirectlyTo(answers.clientId, id);
+            answers.expect(id, headConnection, tailConnection);
+        }
+        CompletableFuture<StorageResponse> result = new CompletableFuture<>();
+        headConnection.send(w, result);
+        return result;
     }
 
     @Override
@@ -131,9 +171,16 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
      */
     public void attachTo(EventLoopGroup loops) {
         Set<EventExecutor> set = new HashSet<>();
+        Map<EventExecutor, DirectAnswers> answers = new HashMap<>();
+        // Client ids only need to differ between the loops of all gateways a storage node serves.
+        long base = new java.security.SecureRandom().nextLong() & ~0xffffL;
         for (EventExecutor e : loops) {
             set.add(e);
+            if (directAnswers) {
+                answers.put(e, new DirectAnswers(base | (answers.size() + 1)));
+            }
         }
+        loopAnswers = Map.copyOf(answers);
         attachable = Set.copyOf(set);
     }
 
@@ -161,25 +208,27 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
                     node, "storage client closed", null));
             return result;
         }
-        Route route = new Route(node, callerLoop());
+        connection(new Route(node, callerLoop())).send(message, result);
+        return result;
+    }
+
+    private StorageConnection connection(Route route) {
         StorageConnection conn;
         while (true) {
             conn = connections.get(route);
             if (conn != null && !conn.isDead()) {
-                break;
+                return conn;
             }
             // None yet, or a dead one whose removal has not run yet: a new request deserves a new try.
-            StorageConnection fresh = new StorageConnection(node, timeoutNanos);
+            StorageConnection fresh = new StorageConnection(route.node(), timeoutNanos,
+                    route.loop() == null ? null : loopAnswers.get(route.loop()));
             boolean won = conn == null ? connections.putIfAbsent(route, fresh) == null
                     : connections.replace(route, conn, fresh);
             if (won) {
-                conn = fresh;
                 connect(route, fresh);
-                break;
+                return fresh;
             }
         }
-        conn.send(message, result);
-        return result;
     }
 
     private void connect(Route route, StorageConnection conn) {
@@ -198,6 +247,23 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
         cf.addListener(f -> {
             if (!f.isSuccess()) {
                 connections.remove(route, conn);
+                return;
+            }
+            DirectAnswers answers = route.loop() == null ? null : loopAnswers.get(route.loop());
+            if (answers != null) {
+                // This loop's writes may be answered here by the node's tails from now on.
+                CompletableFuture<StorageResponse> registered = new CompletableFuture<>();
+                conn.send(new AnswerToRequest(nextRequestId.getAndIncrement(), answers.clientId), registered);
+                registered.whenComplete((r, e) -> {
+                    if (r != null) {
+                        if (r.isOk()) {
+                            conn.markRegistered();
+                        } else {
+                            LOG.debug("storage node {} refused direct answers: {}", node, r.message());
+                        }
+                        r.data().release();
+                    }
+                });
             }
         });
     }

@@ -33,6 +33,10 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
 
     private final NodeAddress node;
     private final long timeoutNanos;
+    /** The writes of this connection's loop waiting for a tail's direct answer; null off the iSCSI loops. */
+    private final DirectAnswers answers;
+    /** The node took this loop's client id (event loop only): its tails answer that loop's writes here. */
+    private boolean registered;
     private final Map<Long, Pending> pending = new HashMap<>(); // event loop only
     private LoopFlush flush; // event loop only
     private volatile ChannelFuture connectFuture;
@@ -40,8 +44,23 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
     private final CompletableFuture<ChannelFuture> started = new CompletableFuture<>();
 
     StorageConnection(NodeAddress node, long timeoutNanos) {
+        this(node, timeoutNanos, null);
+    }
+
+    StorageConnection(NodeAddress node, long timeoutNanos, DirectAnswers answers) {
         this.node = node;
         this.timeoutNanos = timeoutNanos;
+        this.answers = answers;
+    }
+
+    /** Event loop only. */
+    boolean registered() {
+        return registered && !isDead();
+    }
+
+    /** Event loop only: the node answered the registration of this loop's client id. */
+    void markRegistered() {
+        registered = true;
     }
 
     void connecting(ChannelFuture future) {
@@ -143,7 +162,13 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         }
         Pending p = remove(response.requestId());
         if (p == null) {
-            // Timed out earlier, or an id we never sent: nobody will consume the data.
+            DirectAnswers.Waiting w = answers == null ? null : answers.done(response.requestId());
+            if (w != null) {
+                // A tail's direct answer to a write pending on the head's connection (same loop).
+                w.head().answeredElsewhere(response);
+                return;
+            }
+            // Timed out earlier, answered already, or an id we never sent: nobody will consume the data.
             response.data().release();
             return;
         }
@@ -153,9 +178,37 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** Completes a pending request with an answer that came over another connection (event loop only). */
+    void answeredElsewhere(StorageResponse response) {
+        Pending p = remove(response.requestId());
+        if (p == null) {
+            response.data().release();
+            return;
+        }
+        p.timeout().cancel(false);
+        if (!p.future().complete(response)) {
+            response.data().release();
+        }
+    }
+
+    /** Fails a pending request whose answer was to come over another connection, which closed. */
+    void lostElsewhere(long requestId, NodeAddress tail) {
+        Pending p = remove(requestId);
+        if (p != null) {
+            p.timeout().cancel(false);
+            p.future().completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST,
+                    tail, "connection to the tail that was to answer write " + requestId + " closed", null));
+        }
+    }
+
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         failAll("connection closed");
+        if (answers != null) {
+            for (var lost : answers.lostWith(this)) {
+                lost.getValue().head().lostElsewhere(lost.getKey(), node);
+            }
+        }
         ctx.fireChannelInactive();
     }
 
@@ -170,6 +223,9 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         Pending p = pending.remove(id);
         if (p != null) {
             AnswerSpin.answered();
+            if (answers != null) {
+                answers.done(id);
+            }
         }
         return p;
     }
@@ -183,6 +239,11 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         List<Pending> all = new ArrayList<>(pending.values());
+        if (answers != null) {
+            for (Long id : pending.keySet()) {
+                answers.done(id);
+            }
+        }
         pending.clear();
         for (Pending p : all) {
             AnswerSpin.answered();

@@ -17,6 +17,16 @@ public interface StorageTransport {
     CompletableFuture<StorageResponse> write(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
                                              ByteBuf data);
 
+    /**
+     * A write to the chain's head {@code node} whose OK may come straight from its {@code tail}, as
+     * chain replication's tail answers its client (two hops sooner than through the head). The
+     * default sends it like {@link #write(NodeAddress, ChainAddress, ChunkId, long, ByteBuf)}.
+     */
+    default CompletableFuture<StorageResponse> write(NodeAddress node, NodeAddress tail, ChainAddress chain, ChunkId chunk,
+                                                     long offset, ByteBuf data) {
+        return write(node, chain, chunk, offset, data);
+    }
+
     CompletableFuture<StorageResponse> read(NodeAddress node, ChainAddress chain, ChunkId chunk, long offset,
                                             int length);
 

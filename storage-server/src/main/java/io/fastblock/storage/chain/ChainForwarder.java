@@ -39,8 +39,7 @@ public final class ChainForwarder implements Downstream, AutoCloseable {
 
     @Override
     public CompletableFuture<StorageResponse> forward(String nodeId, WriteRequest write) {
-        return call(nodeId, id -> new WriteRequest(id, write.flags(), write.chain(), write.chunk(), write.offset(),
-                write.sequence(), write.data(), write.trimLength()), write);
+        return call(nodeId, write::withRequestId, write);
     }
 
     @Override

@@ -38,6 +38,9 @@ import org.slf4j.LoggerFactory;
 final class GroupReplica {
     private static final Logger LOG = LoggerFactory.getLogger(GroupReplica.class);
 
+    /** Marks, in place of a local error, that this tail has answered the client directly. */
+    private static final StorageResponse ANSWERED = StorageResponse.ok(0, OpCode.WRITE).withAnswered();
+
     final int groupId;
     private final ReplicaContext ctx;
     private final SerialSteps admission = new SerialSteps();
@@ -338,8 +341,11 @@ final class GroupReplica {
         }
         CompletableFuture<StorageResponse> downstream;
         if (successor != null) {
+            // A tail forwarding to its joining node answers the client itself (below): the joiner is no tail.
+            boolean joinerNext = pos.tail();
             SentWrite entry = new SentWrite(sent.nextOrder(), w.chunk(), w.offset(), sequence, w.chain().leaseEpoch(),
-                    data.retainedDuplicate(), w.isTrim() ? w.length() : -1, local, pos.tail());
+                    data.retainedDuplicate(), w.isTrim() ? w.length() : -1, local, pos.tail(),
+                    joinerNext ? 0 : w.answerTo(), joinerNext ? 0 : w.answerId());
             if (!pos.tail()) {
                 // Applied here ahead of the tail: until the tail has it, this chunk's recorded
                 // sequence must not cover it (a returning member would keep a write the tail lacks).
@@ -366,15 +372,30 @@ final class GroupReplica {
         CompletableFuture<StorageResponse> localResult = local.handle((v, err) -> err == null ? null
                 : StorageResponse.error(requestId, OpCode.WRITE, Status.IO_ERROR,
                 "node " + ctx.nodeId() + ": local write failed: " + ReplicaService.unwrap(err)));
-        return localResult.thenCombine(downstream, (localError, down) -> {
+        // The tail (also one forwarding to a joining node) answers a client that asked for it as soon
+        // as its own copy is durable; the OK going back up the chain says so, and the head then
+        // sends none of its own. Head and middle still wait for their in-place write before
+        // answering up the chain, but a read that reaches them after the client's answer is ordered
+        // behind that write on its stripe (ChunkStore), so it sees it.
+        boolean answerHere = pos.tail() && w.answerDirect();
+        long answerTo = w.answerTo();
+        long answerId = w.answerId();
+        CompletableFuture<StorageResponse> localAnswer = !answerHere ? localResult : localResult.thenApply(localError -> {
             if (localError != null) {
+                return localError;
+            }
+            return ctx.answers().answer(answerTo, answerId) ? ANSWERED : null;
+        });
+        return localAnswer.thenCombine(downstream, (localError, down) -> {
+            if (localError != null && localError != ANSWERED) {
                 return localError;
             }
             if (!down.isOk()) {
                 // The failing node named itself in its message; pass status and text up unchanged.
                 return StorageResponse.error(requestId, OpCode.WRITE, down.status(), down.message());
             }
-            return StorageResponse.ok(requestId, OpCode.WRITE);
+            StorageResponse ok = StorageResponse.ok(requestId, OpCode.WRITE);
+            return localError == ANSWERED || down.answered() ? ok.withAnswered() : ok;
         });
     }
 
@@ -427,11 +448,12 @@ final class GroupReplica {
                 continue;
             }
             ChainAddress address = new ChainAddress(groupId, version, w.leaseEpoch);
+            int direct = w.answerTo != 0 ? WriteRequest.FLAG_ANSWER_DIRECT : 0;
             WriteRequest forward = w.trimLength >= 0
-                    ? new WriteRequest(0, WriteRequest.FLAG_FORWARDED | WriteRequest.FLAG_TRIM, address, w.chunk, w.offset,
-                    w.sequence, io.netty.buffer.Unpooled.EMPTY_BUFFER, w.trimLength)
-                    : new WriteRequest(0, WriteRequest.FLAG_FORWARDED, address, w.chunk, w.offset, w.sequence,
-                    w.data.retainedDuplicate());
+                    ? new WriteRequest(0, WriteRequest.FLAG_FORWARDED | WriteRequest.FLAG_TRIM | direct, address, w.chunk,
+                    w.offset, w.sequence, io.netty.buffer.Unpooled.EMPTY_BUFFER, w.trimLength, w.answerTo, w.answerId)
+                    : new WriteRequest(0, WriteRequest.FLAG_FORWARDED | direct, address, w.chunk, w.offset, w.sequence,
+                    w.data.retainedDuplicate(), 0, w.answerTo, w.answerId);
             ctx.downstream().forward(successor, forward).whenComplete((resp, err) -> answered(w, attempt, resp, err));
         }
     }
@@ -445,7 +467,8 @@ final class GroupReplica {
                 }
                 if (r.isOk()) {
                     // Also for an older attempt: the successor (and everything after it) has the write.
-                    finish(w, StorageResponse.ok(0, OpCode.WRITE));
+                    StorageResponse ok = StorageResponse.ok(0, OpCode.WRITE);
+                    finish(w, r.answered() ? ok.withAnswered() : ok);
                 } else if (attempt == w.attempt) {
                     w.lastError = StorageResponse.error(0, OpCode.WRITE, r.status(), r.message());
                     linkBroken = true;

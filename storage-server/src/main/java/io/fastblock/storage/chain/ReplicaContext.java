@@ -7,7 +7,7 @@ import java.util.concurrent.ScheduledExecutorService;
 record ReplicaContext(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
                       GroupChunks chunks, ChainMetrics metrics, SequenceClock clock, EpochFence fence,
                       ChainLimits limits, ScheduledExecutorService scheduler, Executor blocking,
-                      io.fastblock.storage.io.ByteRateLimiter copyLimiter) {
+                      io.fastblock.storage.io.ByteRateLimiter copyLimiter, DirectAnswers answers) {
     /** Completes once the node's copy budget allows {@code bytes} more (catch-up pieces wait here, no thread sleeps). */
     java.util.concurrent.CompletableFuture<Void> paced(long bytes) {
         long wait = copyLimiter.delayNanos(bytes);

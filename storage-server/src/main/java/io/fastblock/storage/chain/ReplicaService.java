@@ -59,6 +59,14 @@ public final class ReplicaService implements AutoCloseable {
     public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
                           GroupChunks chunks, StorageMetrics metrics, ChainMetrics chainMetrics, ChainLimits limits,
                           Executor blocking, io.fastblock.storage.io.ByteRateLimiter copyLimiter) {
+        this(nodeId, groups, downstream, storage, chunks, metrics, chainMetrics, limits, blocking, copyLimiter,
+                DirectAnswers.NONE);
+    }
+
+    /** {@code answers}: where this node, as tail, sends the OK of writes whose client asked to be answered directly. */
+    public ReplicaService(String nodeId, GroupLookup groups, Downstream downstream, ReplicaStorage storage,
+                          GroupChunks chunks, StorageMetrics metrics, ChainMetrics chainMetrics, ChainLimits limits,
+                          Executor blocking, io.fastblock.storage.io.ByteRateLimiter copyLimiter, DirectAnswers answers) {
         this.nodeId = nodeId;
         this.metrics = metrics;
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -67,7 +75,7 @@ public final class ReplicaService implements AutoCloseable {
             return t;
         });
         this.ctx = new ReplicaContext(nodeId, groups, downstream, storage, chunks, chainMetrics, new SequenceClock(),
-                new EpochFence(), limits, scheduler, blocking, copyLimiter);
+                new EpochFence(), limits, scheduler, blocking, copyLimiter, answers);
         groups.listen(this::onGroupChanged);
         scheduler.scheduleWithFixedDelay(this::expire, 200, 200, TimeUnit.MILLISECONDS);
     }
@@ -138,6 +146,10 @@ public final class ReplicaService implements AutoCloseable {
         }
         if (message instanceof ChunkListRequest l) {
             return chunkList(l, alloc);
+        }
+        if (message instanceof io.fastblock.protocol.AnswerToRequest a) {
+            return CompletableFuture.completedFuture(StorageResponse.error(a.requestId(), a.op(), Status.BAD_REQUEST,
+                    "node " + nodeId + ": ANSWER_TO registers a connection; only a network connection can take it"));
         }
         StorageResponse r = (StorageResponse) message;
         r.data().release();

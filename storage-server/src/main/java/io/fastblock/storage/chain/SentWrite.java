@@ -22,6 +22,9 @@ final class SentWrite {
     final int trimLength;
     /** This replica's own apply. */
     final CompletableFuture<Void> local;
+    /** The client the tail answers directly, 0 for none, and its request id there (see {@link DirectAnswers}). */
+    final long answerTo;
+    final long answerId;
     /** A tail forwards to its joining node only after its own durable append. */
     final boolean durableFirst;
     final long createdNanos = System.nanoTime();
@@ -36,7 +39,9 @@ final class SentWrite {
     boolean done;
 
     SentWrite(long order, ChunkId chunk, long offset, long sequence, long leaseEpoch, ByteBuf data, int trimLength,
-              CompletableFuture<Void> local, boolean durableFirst) {
+              CompletableFuture<Void> local, boolean durableFirst, long answerTo, long answerId) {
+        this.answerTo = answerTo;
+        this.answerId = answerId;
         this.trimLength = trimLength;
         this.order = order;
         this.chunk = chunk;

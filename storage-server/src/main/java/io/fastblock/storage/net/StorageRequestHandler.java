@@ -1,9 +1,12 @@
 package io.fastblock.storage.net;
 
+import io.fastblock.protocol.AnswerToRequest;
+import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.ProtocolException;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageMessage;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.WriteRequest;
 import io.fastblock.storage.chain.ReplicaService;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -23,11 +26,18 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
 
     private final ReplicaService service;
     private final InflightRequests inflight;
+    private final ClientChannels clients;
     private int outstanding; // event-loop confined
 
     public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
+        this(service, inflight, new ClientChannels());
+    }
+
+    /** {@code clients}: where ANSWER_TO registrations go (the service's tails answer through them). */
+    public StorageRequestHandler(ReplicaService service, InflightRequests inflight, ClientChannels clients) {
         this.service = service;
         this.inflight = inflight;
+        this.clients = clients;
     }
 
     @Override
@@ -43,6 +53,13 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
+        if (m instanceof AnswerToRequest a) {
+            clients.register(a.clientId(), ctx.channel());
+            ctx.writeAndFlush(StorageResponse.ok(a.requestId(), OpCode.ANSWER_TO));
+            return;
+        }
+        // A client's write that the tail answered directly needs no answer from here (the head).
+        boolean directlyAnswered = m instanceof WriteRequest w && w.answerDirect() && !w.forwarded();
         outstanding++;
         inflight.begin(m.op());
         if (outstanding >= MAX_OUTSTANDING) {
@@ -52,16 +69,22 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
             StorageResponse answer = resp != null ? resp
                     : StorageResponse.error(m.requestId(), m.op(), Status.IO_ERROR, "node " + service.nodeId() + ": " + err);
             inflight.end(m.op());
+            if (directlyAnswered && answer.isOk() && answer.answered()) {
+                answer = null;
+            }
+            StorageResponse toSend = answer;
             // Reads of an idle stripe complete on this loop (ChunkStore.readAsync); the rest (writes done
             // by a group commit or a stripe) hop to it once. The pipeline's FlushConsolidationHandler
             // makes the answers of one batch leave in one send either way.
             if (ctx.executor().inEventLoop()) {
-                answer(ctx, answer);
+                answer(ctx, toSend);
             } else {
                 try {
-                    ctx.executor().execute(() -> answer(ctx, answer));
+                    ctx.executor().execute(() -> answer(ctx, toSend));
                 } catch (java.util.concurrent.RejectedExecutionException serverStopping) {
-                    answer.data().release();
+                    if (toSend != null) {
+                        toSend.data().release();
+                    }
                 }
             }
         });
@@ -74,7 +97,9 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
      * 1 MiB read each; a gateway's broken connection under load ran a server out of direct memory).
      */
     private void answer(ChannelHandlerContext ctx, StorageResponse answer) {
-        if (ctx.channel().isActive()) {
+        if (answer == null) {
+            answered(ctx); // the tail answered the client
+        } else if (ctx.channel().isActive()) {
             ctx.writeAndFlush(answer);
         } else {
             answer.data().release();
