@@ -147,7 +147,7 @@ public final class StorageServer implements AutoCloseable {
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 ownLog(), workers,
                 metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
-        storage.withRepairingReads(integrity.readRepair(), groups);
+        storage.withRepairingReads(integrity.readRepair(), groups).withResync(integrity::resync);
         io.fastblock.storage.net.ClientChannels clients = new io.fastblock.storage.net.ClientChannels();
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,
                 metrics, chainMetrics, config.chain(), chainBlocking, copyLimiter, clients);

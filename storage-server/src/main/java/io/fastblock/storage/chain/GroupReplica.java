@@ -315,6 +315,7 @@ final class GroupReplica {
         }
         ByteBuf data = w.data();
         CompletableFuture<Void> local = applied.get(w.chunk(), sequence);
+        CompletableFuture<Void> inPlace = null; // a member's own in-place write of this request, head or middle
         if (local != null) {
             ctx.metrics().duplicatesSkipped.increment();
         } else {
@@ -331,6 +332,9 @@ final class GroupReplica {
                         // sequences must not pass what it has copied (a delta after a cut-short catch-up).
                         : ctx.storage().inPlace(groupId, pos.joining() ? 0 : sequence, w.chunk(), w.offset(),
                         data.retainedDuplicate());
+                if (!pos.durable() && pos.member() && !pos.joining()) {
+                    inPlace = stored;
+                }
                 CompletableFuture<Void> registered = ctx.chunks().add(groupId, w.chunk());
                 CompletableFuture<Void> bounded = ctx.chunks().extend(groupId, w.chunk(), w.offset() + w.length());
                 local = registered.isDone() && !registered.isCompletedExceptionally() && bounded.isDone()
@@ -368,6 +372,17 @@ final class GroupReplica {
             downstream = CompletableFuture.completedFuture(StorageResponse.ok(0, OpCode.WRITE));
         }
         data.release();
+        if (inPlace != null) {
+            // This copy now lacks a write the rest of the chain may have (and the tail may have
+            // answered the client for): its reads must not be served from here until repaired.
+            ChunkId chunk = w.chunk();
+            CompletableFuture<StorageResponse> settled = downstream;
+            inPlace.whenComplete((v, err) -> {
+                if (err != null) {
+                    ctx.storage().inPlaceFailed(groupId, chunk, settled);
+                }
+            });
+        }
         long requestId = w.requestId();
         CompletableFuture<StorageResponse> localResult = local.handle((v, err) -> err == null ? null
                 : StorageResponse.error(requestId, OpCode.WRITE, Status.IO_ERROR,

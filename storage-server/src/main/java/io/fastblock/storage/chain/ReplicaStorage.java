@@ -176,6 +176,29 @@ public class ReplicaStorage {
 
     private volatile RepairingReads repairing;
     private volatile GroupLookup groups;
+    private volatile java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> resync;
+
+    /** What resyncs a chunk held after a failed local write (integrity.NodeIntegrity#resync); set once at start-up. */
+    public ReplicaStorage withResync(
+            java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> resyncer) {
+        this.resync = resyncer;
+        return this;
+    }
+
+    /**
+     * A head's or middle's in-place write failed while the chain went on with it (the tail may
+     * have answered the client directly): the chunk's reads go to the tail from now on, and once
+     * {@code settled} (the write's answer from the chain is in, so the tail holds it or never
+     * will) the chunk is copied back from the tail. Without a resync (no integrity module) the
+     * chunk stays held: its reads keep going to the tail.
+     */
+    public void inPlaceFailed(int groupId, ChunkId chunk, CompletableFuture<?> settled) {
+        io.fastblock.storage.chunk.DirtyChunks.Entry held = chunks.holdForResync(chunk, groupId);
+        java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> r = resync;
+        if (held != null && r != null) {
+            settled.handle((v, e) -> r.apply(held));
+        }
+    }
 
     /** Routes client reads through {@code reads} (integrity.ReadRepair); set once at start-up. */
     public ReplicaStorage withRepairingReads(RepairingReads reads, GroupLookup groupLookup) {

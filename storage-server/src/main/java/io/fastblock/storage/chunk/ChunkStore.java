@@ -880,6 +880,50 @@ public final class ChunkStore implements Closeable {
         return true;
     }
 
+    /**
+     * A write applied here failed (a full disk, an I/O error) while the chain went on with it: this
+     * copy may now miss a write the client was told is done, so the chunk is held as after a power
+     * loss. Its reads fail with {@link ChunkResyncingException} (the repairing reads answer them
+     * from the tail), it stays in the dirty record (a restart resyncs it too), and the returned
+     * entry, with no forced sequence (so the whole chunk is copied), is what the resync takes. Null
+     * if the chunk is already held.
+     */
+    public DirtyChunks.Entry holdForResync(ChunkId chunk, int groupId) {
+        synchronized (dirtyLock) {
+            if (resyncing.containsKey(chunk)) {
+                return null;
+            }
+            Tracked t = dirty.get(chunk);
+            if (t == null) {
+                ChunkFile f = open.get(chunk);
+                long size = 0;
+                try {
+                    size = f == null ? 0 : f.size();
+                } catch (IOException ignored) {
+                    // the recorded bound only limits a copy from the local log; the tail's length rules
+                }
+                t = new Tracked(groupId, 0, size);
+                dirty.put(chunk, t);
+            }
+            if (groupId != UNKNOWN_GROUP) {
+                t.groupId = groupId;
+                groupOf.put(chunk, groupId);
+            }
+            t.forcedSequence = 0;
+            forced.remove(chunk);
+            diverged.add(chunk);
+            resyncing.put(chunk, new WriteWatch(chunk));
+            resynced.put(chunk, new CompletableFuture<>());
+            try {
+                record.save(false, entries());
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("chunk {}: held for resync, but the dirty record was not saved: {}", chunk, e.toString());
+            }
+            LOG.warn("chunk {}: a write applied here failed; reads go to the tail until the chunk is resynced from it", chunk);
+            return new DirtyChunks.Entry(chunk, t.groupId, 0, t.end);
+        }
+    }
+
     /** Ends a chunk's resync: forces it and lets reads of it through again. */
     public CompletableFuture<Void> finishResync(ChunkId chunk) {
         return onStripe(chunk, () -> {

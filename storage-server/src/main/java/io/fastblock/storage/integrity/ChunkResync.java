@@ -126,6 +126,12 @@ public final class ChunkResync implements AutoCloseable {
         return CompletableFuture.allOf(all);
     }
 
+    /** Resyncs a chunk held while the node runs ({@link ChunkStore#holdForResync}); completes when it is back in service. */
+    public CompletableFuture<Void> resyncHeld(DirtyChunks.Entry e) {
+        LOG.info("node {}: resyncing chunk {} from its tail after a failed local write", nodeId, e.chunk());
+        return untilDone(e);
+    }
+
     private CompletableFuture<Void> untilDone(DirtyChunks.Entry e) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         attempt(e, done);

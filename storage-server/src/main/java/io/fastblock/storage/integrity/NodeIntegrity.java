@@ -77,6 +77,11 @@ public final class NodeIntegrity implements AutoCloseable {
         return repair;
     }
 
+    /** Resyncs one chunk held at run time ({@link ChunkStore#holdForResync}) from its tail, retrying until it is done. */
+    public CompletableFuture<Void> resync(io.fastblock.storage.chunk.DirtyChunks.Entry held) {
+        return resync.resyncHeld(held);
+    }
+
     public IntegrityMetrics metrics() {
         return metrics;
     }

@@ -112,8 +112,10 @@ class DirectAnswerChainTest {
         zk.create().creatingParentsIfNeeded().forPath(ZkPaths.group(GROUP),
                 MetaJson.write(new GroupRecord(GROUP, 1, List.of("a", "b", "c"))));
         for (String id : List.of("a", "b", "c")) {
-            servers.add(StorageServer.start(new StorageServerConfig(id, dir.resolve(id), "127.0.0.1", 0,
-                    zkServer.getConnectString(), 1 << 20, new ChainLimits(1024, 64L << 20, 10_000, 100, 1 << 20))));
+            StorageServerConfig config = new StorageServerConfig(id, dir.resolve(id), "127.0.0.1", 0,
+                    zkServer.getConnectString(), 1 << 20, new ChainLimits(1024, 64L << 20, 10_000, 100, 1 << 20));
+            // The head's chunk file of CHUNK can be made to refuse writes, as a full disk would.
+            servers.add(id.equals("a") ? StorageServer.start(config, failingChunkWrites()) : StorageServer.start(config));
         }
     }
 
@@ -125,6 +127,31 @@ class DirectAnswerChainTest {
         servers.forEach(StorageServer::close);
         zk.close();
         zkServer.close();
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean headDiskFull = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private io.fastblock.storage.io.FileIoFactory failingChunkWrites() {
+        io.fastblock.storage.io.FileIoFactory disk = io.fastblock.storage.io.FileIoFactory.real();
+        Path chunkFile = Path.of(Long.toString(CHUNK.volumeId()), Long.toString(CHUNK.index()));
+        return new io.fastblock.storage.io.ForwardingFileIoFactory(disk) {
+            @Override
+            public io.fastblock.storage.io.FileIo open(Path file, boolean create) throws IOException {
+                io.fastblock.storage.io.FileIo real = disk.open(file, create);
+                if (!file.endsWith(chunkFile)) {
+                    return real;
+                }
+                return new io.fastblock.storage.io.ForwardingFileIo(real) {
+                    @Override
+                    public int write(java.nio.ByteBuffer src, long position) throws IOException {
+                        if (headDiskFull.get()) {
+                            throw new IOException("No space left on device (injected)");
+                        }
+                        return super.write(src, position);
+                    }
+                };
+            }
+        };
     }
 
     private FrameSocket connect(int server) throws IOException {
@@ -209,15 +236,19 @@ class DirectAnswerChainTest {
         FrameSocket head = connect(0);
         long deadline = System.nanoTime() + 10_000_000_000L;
         // The server learns of the close asynchronously; until then the tail may still try the old connection.
+        // The server learns of the close asynchronously; until then the tail may still try the old
+        // connection (and the head stay silent). Every write here was sent after the close.
         for (long id = 30; ; id += 2) {
             head.send(write(id, CHAIN, 0, new byte[] {9}));
-            StorageResponse first = nextAfterPlainWrite(head, id + 1);
-            if (first.requestId() == id) {
-                assertTrue(first.isOk(), first.message());
-                assertEquals(id + 1, head.next().requestId());
-                return;
-            }
-            assertEquals(id + 1, first.requestId());
+            head.send(new WriteRequest(id + 1, 0, CHAIN, CHUNK, 1 << 20, 0, Unpooled.wrappedBuffer(new byte[] {4})));
+            StorageResponse r;
+            do {
+                r = head.next();
+                assertTrue(r.isOk(), r.message());
+                if (r.requestId() % 2 == 0) {
+                    return; // the head answered a direct write itself: the tail had no registration left
+                }
+            } while (r.requestId() != id + 1);
             assertTrue(System.nanoTime() < deadline, "the head never answered a write once the client's tail connection closed");
         }
     }
@@ -241,5 +272,46 @@ class DirectAnswerChainTest {
         StorageResponse answer = middle.next();
         assertEquals(Status.BAD_REQUEST, answer.status(), answer.message());
         assertNothingElseSent(tail, 51);
+    }
+
+    /**
+     * The head's own in-place write fails after the tail answered the client: the head must not
+     * serve its stale copy. Its reads of the chunk go to the tail, and once the write has settled
+     * the chunk is copied back from the tail.
+     */
+    @Test
+    void aHeadWhoseOwnWriteFailedServesTheChunkFromTheTailUntilResynced() throws Exception {
+        FrameSocket tail = registeredAtTail();
+        FrameSocket head = connect(0);
+        byte[] before = new byte[4096];
+        Arrays.fill(before, (byte) 1);
+        head.send(write(60, CHAIN, 8192, before));
+        assertEquals(60, tail.next().requestId());
+        byte[] after = new byte[4096];
+        Arrays.fill(after, (byte) 2);
+        headDiskFull.set(true);
+        head.send(write(61, CHAIN, 8192, after));
+        StorageResponse direct = tail.next();
+        assertEquals(61, direct.requestId());
+        assertTrue(direct.isOk(), "the tail has the write: " + direct.message());
+        StorageResponse fromHead = head.next();
+        assertEquals(61, fromHead.requestId());
+        assertEquals(Status.IO_ERROR, fromHead.status(), "the head still reports its own failure: " + fromHead.message());
+        assertArrayEquals(after, readBack(0, 8192, 4096), "the head answered a read from its stale copy");
+        headDiskFull.set(false);
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (servers.get(0).chunkStore().isResyncing(CHUNK)) {
+            assertTrue(System.nanoTime() < deadline, "the head never resynced the chunk");
+            Thread.sleep(10);
+        }
+        ByteBuf local = servers.get(0).chunkStore().readAsync(CHUNK, 8192, 4096, ByteBufAllocator.DEFAULT).get();
+        try {
+            byte[] bytes = new byte[4096];
+            local.getBytes(local.readerIndex(), bytes);
+            assertArrayEquals(after, bytes, "the resync copied the tail's bytes into the head's file");
+        } finally {
+            local.release();
+        }
+        assertArrayEquals(after, readBack(0, 8192, 4096));
     }
 }
