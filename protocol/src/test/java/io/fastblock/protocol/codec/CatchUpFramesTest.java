@@ -22,12 +22,7 @@ import org.junit.jupiter.api.Test;
 /** The catch-up ops (CHUNK_LIST, COPY_READ) and the chunk listing carried in CHUNK_LIST's answer. */
 class CatchUpFramesTest {
     private static StorageMessage roundTrip(StorageMessage in) {
-        ByteBuf frame = StorageFrames.encode(in, ByteBufAllocator.DEFAULT);
-        try {
-            return StorageFrames.decode(frame);
-        } finally {
-            frame.release();
-        }
+        return RoundTrip.of(in);
     }
 
     @Test

@@ -24,12 +24,7 @@ import org.junit.jupiter.api.Test;
 /** The frames of direct answers: a write naming the client the tail answers, ANSWER_TO, and the ANSWERED flag. */
 class DirectAnswerFramesTest {
     private static StorageMessage roundTrip(StorageMessage in) {
-        ByteBuf frame = StorageFrames.encode(in, ByteBufAllocator.DEFAULT);
-        try {
-            return StorageFrames.decode(frame);
-        } finally {
-            frame.release();
-        }
+        return RoundTrip.of(in);
     }
 
     private static WriteRequest write(byte[] payload) {

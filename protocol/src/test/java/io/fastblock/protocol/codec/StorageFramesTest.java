@@ -28,12 +28,7 @@ class StorageFramesTest {
     private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
 
     private static StorageMessage roundTrip(StorageMessage in) {
-        ByteBuf frame = StorageFrames.encode(in, ByteBufAllocator.DEFAULT);
-        try {
-            return StorageFrames.decode(frame);
-        } finally {
-            frame.release();
-        }
+        return RoundTrip.of(in);
     }
 
     @Test

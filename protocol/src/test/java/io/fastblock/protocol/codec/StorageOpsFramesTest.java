@@ -26,12 +26,7 @@ class StorageOpsFramesTest {
     private static final ChunkId CHUNK = new ChunkId(5, 9);
 
     private static StorageMessage roundTrip(StorageMessage in) {
-        ByteBuf frame = StorageFrames.encode(in, ByteBufAllocator.DEFAULT);
-        try {
-            return StorageFrames.decode(frame);
-        } finally {
-            frame.release();
-        }
+        return RoundTrip.of(in);
     }
 
     private static ByteBuf copyOf(StorageMessage m) {
