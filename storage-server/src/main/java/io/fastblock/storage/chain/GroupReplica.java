@@ -314,7 +314,8 @@ final class GroupReplica {
             ctx.clock().observe(sequence);
         }
         ByteBuf data = w.data();
-        CompletableFuture<Void> local = applied.get(w.chunk(), sequence);
+        // The head has just drawn the sequence, so only a forwarded write can be a resent duplicate.
+        CompletableFuture<Void> local = pos.head() ? null : applied.get(w.chunk(), sequence);
         CompletableFuture<Void> inPlace = null; // a member's own in-place write of this request, head or middle
         if (local != null) {
             ctx.metrics().duplicatesSkipped.increment();
