@@ -193,6 +193,12 @@ public final class StorageClient implements StorageTransport, AutoCloseable {
         return current instanceof EventLoop loop && loops.contains(loop) ? loop : null;
     }
 
+    /** Writes of {@code loop} waiting for a tail's direct answer; call on that loop (tests). */
+    int directWaiting(EventExecutor loop) {
+        DirectAnswers answers = loopAnswers.get(loop);
+        return answers == null ? 0 : answers.size();
+    }
+
     /** Number of currently open (or opening) connections; for tests and metrics. */
     public int connectionCount() {
         return connections.size();

@@ -97,6 +97,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
     private void sendConnected(ChannelFuture cf, StorageMessage message, CompletableFuture<StorageResponse> result) {
         if (!cf.isSuccess()) {
             releasePayload(message);
+            forgetDirect(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECT_FAILED,
                     node, String.valueOf(cf.cause()), cf.cause()));
             return;
@@ -111,6 +112,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             loop.execute(() -> write(ch, message, result));
         } catch (RejectedExecutionException e) {
             releasePayload(message);
+            forgetDirect(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CLIENT_CLOSED,
                     node, "event loop shut down", e));
         }
@@ -120,6 +122,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         // While active and on the loop, the pipeline (with the encoder that takes the payload) is intact.
         if (!ch.isActive()) {
             releasePayload(message);
+            forgetDirect(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST,
                     node, "connection closed", null));
             return;
@@ -250,6 +253,13 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             p.timeout().cancel(false);
             p.future().completeExceptionally(new StorageRequestException(
                     StorageRequestException.Kind.CONNECTION_LOST, node, why, null));
+        }
+    }
+
+    /** A request that failed before it was sent waits for no direct answer either. */
+    private void forgetDirect(StorageMessage message) {
+        if (answers != null) {
+            answers.done(message.requestId());
         }
     }
 

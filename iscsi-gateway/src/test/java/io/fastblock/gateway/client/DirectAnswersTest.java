@@ -163,4 +163,27 @@ class DirectAnswersTest {
         assertTrue(atHead.stream().noneMatch(WriteRequest::answerDirect));
         assertTrue(registered.isEmpty(), "no client id is registered with direct answers off");
     }
+
+    @Test
+    void aWriteThatCannotReachItsHeadWaitsForNoDirectAnswer() throws Exception {
+        client = new StorageClient(Duration.ofSeconds(5), 1, true);
+        client.attachTo(portal);
+        List<CompletableFuture<StorageResponse>> sent = new CopyOnWriteArrayList<>();
+        WriteRequest w = firstDirectWrite(sent);
+        registered.values().iterator().next().writeAndFlush(StorageResponse.ok(w.answerId(), OpCode.WRITE));
+        assertTrue(sent.get(sent.size() - 1).get(5, TimeUnit.SECONDS).isOk());
+        NodeAddress deadHead;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            deadHead = new NodeAddress("127.0.0.1", s.getLocalPort());
+        }
+        EventLoop loop = portal.next();
+        for (int i = 0; i < 5; i++) {
+            CompletableFuture<StorageResponse> f = loop.submit(() -> client.write(deadHead, tail.address(), CHAIN, CHUNK, 0,
+                    Unpooled.wrappedBuffer(new byte[] {5}))).get(5, TimeUnit.SECONDS);
+            ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
+            assertEquals(StorageRequestException.Kind.CONNECT_FAILED,
+                    assertInstanceOf(StorageRequestException.class, e.getCause()).kind());
+        }
+        assertEquals(0, loop.submit(() -> client.directWaiting(loop)).get(5, TimeUnit.SECONDS));
+    }
 }
