@@ -163,35 +163,32 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
             ctx.close();
             return;
         }
-        Pending p = remove(response.requestId());
-        if (p == null) {
-            DirectAnswers.Waiting w = answers == null ? null : answers.done(response.requestId());
-            if (w != null) {
-                // A tail's direct answer to a write pending on the head's connection (same loop).
-                w.head().answeredElsewhere(response);
-                return;
-            }
-            // Timed out earlier, answered already, or an id we never sent: nobody will consume the data.
-            response.data().release();
+        if (settle(response)) {
             return;
         }
-        p.timeout().cancel(false);
-        if (!p.future().complete(response)) {
-            response.data().release();
+        // A tail's direct answer to a write pending on the head's connection (same loop).
+        DirectAnswers.Waiting w = answers == null ? null : answers.done(response.requestId());
+        if (w != null && w.head().settle(response)) {
+            return;
         }
+        // Timed out earlier, answered already, or an id we never sent: nobody will consume the data.
+        response.data().release();
     }
 
-    /** Completes a pending request with an answer that came over another connection (event loop only). */
-    void answeredElsewhere(StorageResponse response) {
+    /**
+     * Completes the pending request {@code response} answers (event loop only), which may have
+     * come over another connection; false, and the response untouched, if none is pending here.
+     */
+    boolean settle(StorageResponse response) {
         Pending p = remove(response.requestId());
         if (p == null) {
-            response.data().release();
-            return;
+            return false;
         }
         p.timeout().cancel(false);
         if (!p.future().complete(response)) {
             response.data().release();
         }
+        return true;
     }
 
     /** Fails a pending request whose answer was to come over another connection, which closed. */

@@ -198,11 +198,7 @@ public final class StorageFrames {
                         return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, Unpooled.EMPTY_BUFFER, len,
                                 answerTo, answerId);
                     }
-                    if (len < 0 || len > MAX_DATA || len != frame.readableBytes()) {
-                        throw new ProtocolException("data length " + len + " does not match the " + frame.readableBytes()
-                                + " bytes left in the frame");
-                    }
-                    ByteBuf data = len == 0 ? Unpooled.EMPTY_BUFFER : frame.readRetainedSlice(len);
+                    ByteBuf data = sliceData(frame, len);
                     return new WriteRequest(requestId, flags, chain, chunk, offset, sequence, data, 0, answerTo, answerId);
                 }
                 case READ:
@@ -335,7 +331,11 @@ public final class StorageFrames {
     }
 
     private static ByteBuf readData(ByteBuf in) {
-        int len = in.readInt();
+        return sliceData(in, in.readInt());
+    }
+
+    /** The rest of the frame as the {@code len} data bytes its header announced. */
+    private static ByteBuf sliceData(ByteBuf in, int len) {
         if (len < 0 || len > MAX_DATA || len != in.readableBytes()) {
             throw new ProtocolException("data length " + len + " does not match the " + in.readableBytes()
                     + " bytes left in the frame");

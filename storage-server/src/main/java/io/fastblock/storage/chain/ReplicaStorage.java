@@ -2,6 +2,7 @@ package io.fastblock.storage.chain;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.chunk.ChunkStore;
+import io.fastblock.storage.chunk.DirtyChunks;
 import io.fastblock.storage.log.LogStore;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -11,6 +12,7 @@ import java.nio.file.NoSuchFileException;
 import java.util.Collection;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 
 /**
  * How a replica stores a group's data for its position in the chain (durability follows the
@@ -176,11 +178,10 @@ public class ReplicaStorage {
 
     private volatile RepairingReads repairing;
     private volatile GroupLookup groups;
-    private volatile java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> resync;
+    private volatile Function<DirtyChunks.Entry, CompletableFuture<Void>> resync;
 
     /** What resyncs a chunk held after a failed local write (integrity.NodeIntegrity#resync); set once at start-up. */
-    public ReplicaStorage withResync(
-            java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> resyncer) {
+    public ReplicaStorage withResync(Function<DirtyChunks.Entry, CompletableFuture<Void>> resyncer) {
         this.resync = resyncer;
         return this;
     }
@@ -193,8 +194,8 @@ public class ReplicaStorage {
      * chunk stays held: its reads keep going to the tail.
      */
     public void inPlaceFailed(int groupId, ChunkId chunk, CompletableFuture<?> settled) {
-        io.fastblock.storage.chunk.DirtyChunks.Entry held = chunks.holdForResync(chunk, groupId);
-        java.util.function.Function<io.fastblock.storage.chunk.DirtyChunks.Entry, CompletableFuture<Void>> r = resync;
+        DirtyChunks.Entry held = chunks.holdForResync(chunk, groupId);
+        Function<DirtyChunks.Entry, CompletableFuture<Void>> r = resync;
         if (held != null && r != null) {
             settled.handle((v, e) -> r.apply(held));
         }

@@ -304,21 +304,33 @@ public final class ChunkStore implements Closeable {
      * run, so a returning member copies it whole instead of trusting a delta.
      */
     public void confirmed(ChunkId chunk, boolean reached) {
-        if (!reached && diverged.add(chunk)) {
-            synchronized (dirtyLock) {
-                forced.remove(chunk);
-                sequencesAtOpen.remove(chunk);
-                try {
-                    if (!closed) {
-                        applied.save(true, cleanEntries());
-                    }
-                } catch (IOException | RuntimeException e) {
-                    LOG.warn("chunk {}: could not drop its recorded sequence: {}", chunk, e.toString());
-                }
-            }
+        if (!reached && diverge(chunk)) {
             LOG.info("chunk {}: a write applied here did not reach the tail; it will be copied whole on return", chunk);
         }
         unconfirmed.computeIfPresent(chunk, (c, n) -> n.decrementAndGet() <= 0 ? null : n);
+    }
+
+    /**
+     * This copy may differ from the tail's: the chunk's recorded sequence is dropped durably and
+     * none is recorded for it again in this run, so a returning member copies it whole. False if
+     * it was already so.
+     */
+    private boolean diverge(ChunkId chunk) {
+        if (!diverged.add(chunk)) {
+            return false;
+        }
+        synchronized (dirtyLock) {
+            forced.remove(chunk);
+            sequencesAtOpen.remove(chunk);
+            try {
+                if (!closed) {
+                    applied.save(true, cleanEntries());
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("chunk {}: could not drop its recorded sequence: {}", chunk, e.toString());
+            }
+        }
+        return true;
     }
 
     /** After an unclean shutdown: rebuild the checksums of the chunks that were dirty and hold them for resync. */
@@ -910,8 +922,7 @@ public final class ChunkStore implements Closeable {
                 groupOf.put(chunk, groupId);
             }
             t.forcedSequence = 0;
-            forced.remove(chunk);
-            diverged.add(chunk);
+            diverge(chunk);
             resyncing.put(chunk, new WriteWatch(chunk));
             resynced.put(chunk, new CompletableFuture<>());
             try {
