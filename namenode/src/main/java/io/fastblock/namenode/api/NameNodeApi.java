@@ -257,8 +257,7 @@ public final class NameNodeApi {
         Long layer = SnapshotRoutes.layerOf(v, layerText);
         OptionalInt group;
         if (allocate) {
-            group = OptionalInt.of(s.chunkMaps().allocate(name, layer, index,
-                    () -> s.placement().groupFor(v.id(), index)));
+            group = OptionalInt.of(s.chunkMaps().allocate(name, layer, index, s.placement().chooser(v.id(), index)));
         } else {
             // The volume record just read names the top layer: no second read of it.
             group = s.chunkMaps().lookupIn(ChunkMapStore.mapPath(v, layer != null ? layer : v.topLayer()), index);

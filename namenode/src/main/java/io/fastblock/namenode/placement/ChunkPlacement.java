@@ -22,7 +22,9 @@ import java.util.Map;
  *
  * <p>Chunk counts per group are learnt once by reading every chunk map (at the first allocation
  * this namenode makes), then kept up to date in memory. Only the leader allocates, and a new leader
- * learns them afresh, so the counts are exact but for allocations that lost a race (a few at most).
+ * learns them afresh. A choice is counted when it is made, so allocations running at once see each
+ * other's, and given back when the chunk map did not store it ({@link #chooser}): counting the
+ * choices of lost races once put all 8 chunks of a fresh volume, written at once, on 2 of 3 groups.
  */
 public final class ChunkPlacement {
     private final GroupStore groups;
@@ -63,6 +65,33 @@ public final class ChunkPlacement {
                 g -> room.of(g, nodeStates));
         counts.merge(chosen.id(), 1L, Long::sum);
         return chosen.id();
+    }
+
+    /** What {@link ChunkMapStore#allocate} asks for the group of a new chunk: this placement's choice, counted once stored. */
+    public ChunkMapStore.GroupChooser chooser(long volumeId, long chunkIndex) {
+        return new ChunkMapStore.GroupChooser() {
+            @Override
+            public int choose() {
+                return groupFor(volumeId, chunkIndex);
+            }
+
+            @Override
+            public void notStored(int group) {
+                notPlaced(group);
+            }
+        };
+    }
+
+    /** Gives back the count of a choice that the chunk map did not store (it lost a race). */
+    public synchronized void notPlaced(int group) {
+        if (counts != null) {
+            counts.computeIfPresent(group, (g, n) -> n > 1 ? n - 1 : null);
+        }
+    }
+
+    /** The chunks this placement believes each group holds (empty before its first allocation). */
+    synchronized Map<Integer, Long> counts() {
+        return counts == null ? Map.of() : Map.copyOf(counts);
     }
 
     /** Forgets the learnt counts (e.g. when leadership changes hands); the next allocation learns them again. */

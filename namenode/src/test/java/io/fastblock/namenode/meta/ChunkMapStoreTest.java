@@ -63,8 +63,9 @@ class ChunkMapStoreTest extends ZkTestSupport {
 
     @Test
     void concurrentAllocationsOfOneChunkAgreeOnOneGroup() throws Exception {
-        // Each thread proposes a different group, so agreement can only come from the versioned write.
-        List<Integer> results = VolumeStoreTest.race(8, i -> chunks.allocate("vol1", 42, () -> 10 + i));
+        // Each thread proposes a different group through a store of its own (as namenodes racing
+        // would: one store's allocations take turns), so agreement can only come from the versioned write.
+        List<Integer> results = VolumeStoreTest.race(8, i -> new ChunkMapStore(zk).allocate("vol1", 42, () -> 10 + i));
         Set<Integer> distinct = new HashSet<>(results);
         assertEquals(1, distinct.size(), "results " + results);
         int group = results.get(0);
@@ -75,9 +76,10 @@ class ChunkMapStoreTest extends ZkTestSupport {
     @Test
     void concurrentAllocationsOfDifferentChunksInOneBucketAreAllKept() throws Exception {
         VolumeStoreTest.race(8, i -> {
+            ChunkMapStore own = new ChunkMapStore(zk); // stores of their own race on the bucket's version
             for (int c = 0; c < 8; c++) {
                 int chunk = i * 8 + c;
-                chunks.allocate("vol1", chunk, () -> chunk + 1);
+                own.allocate("vol1", chunk, () -> chunk + 1);
             }
             return null;
         });
@@ -85,6 +87,56 @@ class ChunkMapStoreTest extends ZkTestSupport {
             assertEquals(OptionalInt.of(chunk + 1), chunks.lookup("vol1", chunk), "chunk " + chunk);
         }
         assertEquals(64, chunks.allocatedCount("vol1"));
+    }
+
+    @Test
+    void allocationsOfOneBucketThroughOneStoreTakeTurns() throws Exception {
+        // A gateway's first writes allocate all the chunks they touch at once, all in bucket 0.
+        AtomicInteger choices = new AtomicInteger();
+        AtomicInteger lost = new AtomicInteger();
+        VolumeStoreTest.race(16, i -> chunks.allocate("vol1", i, new ChunkMapStore.GroupChooser() {
+            @Override
+            public int choose() {
+                choices.incrementAndGet();
+                return i + 1;
+            }
+
+            @Override
+            public void notStored(int group) {
+                lost.incrementAndGet();
+            }
+        }));
+        assertEquals(16, choices.get(), "one attempt per chunk: no allocation lost a race to another of this store");
+        assertEquals(0, lost.get());
+        assertEquals(16, chunks.allocatedCount("vol1"));
+    }
+
+    @Test
+    void aChoiceThatLostARaceIsReportedNotStored() throws Exception {
+        ChunkMapStore other = new ChunkMapStore(zk); // another namenode's store, writing the same bucket
+        List<Integer> chosen = new java.util.ArrayList<>();
+        List<Integer> notStored = new java.util.ArrayList<>();
+        int group = chunks.allocate("vol1", 3, new ChunkMapStore.GroupChooser() {
+            @Override
+            public int choose() {
+                int g = 20 + chosen.size();
+                chosen.add(g);
+                if (chosen.size() == 1) {
+                    other.allocate("vol1", 4, () -> 9); // lands between this attempt's read and its write
+                }
+                return g;
+            }
+
+            @Override
+            public void notStored(int g) {
+                notStored.add(g);
+            }
+        });
+        assertEquals(List.of(20, 21), chosen);
+        assertEquals(List.of(20), notStored, "the first choice was not stored, the second was");
+        assertEquals(21, group);
+        assertEquals(OptionalInt.of(21), chunks.lookup("vol1", 3));
+        assertEquals(OptionalInt.of(9), chunks.lookup("vol1", 4));
     }
 
     @Test
