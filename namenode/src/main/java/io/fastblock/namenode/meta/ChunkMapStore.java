@@ -29,7 +29,7 @@ import org.apache.zookeeper.data.Stat;
  * finds the winner's group, so concurrent allocations of a chunk agree on one group.
  *
  * <p>Allocations of one bucket through one store take turns ({@link #BUCKET_LOCKS} locks, striped by
- * the bucket's path): a gateway's first writes allocate every chunk they touch at once, all in the
+ * volume name and bucket number): a gateway's first writes allocate every chunk they touch at once, all in the
  * same bucket, and without turns each of n allocations lost up to n - 1 races (16 at once took 84
  * attempts). Races with another store, such as a namenode that has just lost the leadership, are
  * still settled by the versioned write.
