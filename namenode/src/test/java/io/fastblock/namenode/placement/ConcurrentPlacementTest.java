@@ -7,7 +7,7 @@ import io.fastblock.namenode.meta.ChunkMapStore;
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
 import io.fastblock.namenode.meta.VolumeStore;
-import io.fastblock.namenode.meta.ZkSchema;
+import io.fastblock.namenode.meta.ZkTestSupport;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.VolumeRecord;
@@ -20,10 +20,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,9 +29,7 @@ import org.junit.jupiter.api.Test;
  * Placement of chunks that are allocated at once, as a gateway's first writes to a fresh volume
  * allocate them: a real ZooKeeper, three real groups, the chunk map store the API uses.
  */
-class ConcurrentPlacementTest {
-    private TestingServer server;
-    private CuratorFramework zk;
+class ConcurrentPlacementTest extends ZkTestSupport {
     private GroupFormation formation;
     private ChunkMapStore chunkMaps;
     private ChunkPlacement placement;
@@ -43,11 +37,6 @@ class ConcurrentPlacementTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = new TestingServer(true);
-        zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected();
-        ZkSchema.ensure(zk);
         GroupStore groups = new GroupStore(zk);
         NodeStore nodes = new NodeStore(zk);
         for (String id : List.of("a", "b", "c")) {
@@ -64,10 +53,8 @@ class ConcurrentPlacementTest {
     }
 
     @AfterEach
-    void stop() throws Exception {
+    void stop() {
         formation.close();
-        zk.close();
-        server.close();
     }
 
     private Map<Integer, Long> stored() {

@@ -7,46 +7,33 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.namenode.meta.GroupStore;
 import io.fastblock.namenode.meta.NodeStore;
-import io.fastblock.namenode.meta.ZkSchema;
+import io.fastblock.namenode.meta.ZkTestSupport;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.util.List;
-import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
-import org.apache.curator.test.TestingServer;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Formation decisions against a real ZooKeeper, called directly (no waiting on watches). */
-class GroupFormationTest {
-    private TestingServer server;
-    private CuratorFramework zk;
+class GroupFormationTest extends ZkTestSupport {
     private GroupStore groups;
     private NodeStore nodes;
     private GroupFormation formation;
 
     @BeforeEach
-    void start() throws Exception {
-        server = new TestingServer(true);
-        zk = CuratorFrameworkFactory.newClient(server.getConnectString(), new RetryOneTime(100));
-        zk.start();
-        zk.blockUntilConnected();
-        ZkSchema.ensure(zk);
+    void start() {
         groups = new GroupStore(zk);
         nodes = new NodeStore(zk);
         formation = new GroupFormation(zk, groups, nodes);
     }
 
     @AfterEach
-    void stop() throws Exception {
+    void stop() {
         formation.close();
-        zk.close();
-        server.close();
     }
 
     private void live(String id) throws Exception {
