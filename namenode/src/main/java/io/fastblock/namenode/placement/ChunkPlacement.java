@@ -33,6 +33,8 @@ public final class ChunkPlacement {
     private final ChunkMapStore chunkMaps;
     private final GroupRoom room;
     private Map<Integer, Long> counts;
+    /** Bumped whenever the counts are forgotten, so a choice is given back only to the counts that hold it. */
+    private long generation;
 
     public ChunkPlacement(GroupStore groups, NodeStore nodes) {
         this(groups, nodes, null, null);
@@ -70,23 +72,27 @@ public final class ChunkPlacement {
     /** What {@link ChunkMapStore#allocate} asks for the group of a new chunk: this placement's choice, counted once stored. */
     public ChunkMapStore.GroupChooser chooser(long volumeId, long chunkIndex) {
         return new ChunkMapStore.GroupChooser() {
+            private long countedIn = -1;
+
             @Override
             public int choose() {
-                return groupFor(volumeId, chunkIndex);
+                synchronized (ChunkPlacement.this) {
+                    int group = groupFor(volumeId, chunkIndex);
+                    countedIn = generation;
+                    return group;
+                }
             }
 
             @Override
             public void notStored(int group) {
-                notPlaced(group);
+                synchronized (ChunkPlacement.this) {
+                    // Counts learnt afresh since the choice never held it: nothing to give back.
+                    if (counts != null && countedIn == generation) {
+                        counts.computeIfPresent(group, (g, n) -> n > 1 ? n - 1 : null);
+                    }
+                }
             }
         };
-    }
-
-    /** Gives back the count of a choice that the chunk map did not store (it lost a race). */
-    public synchronized void notPlaced(int group) {
-        if (counts != null) {
-            counts.computeIfPresent(group, (g, n) -> n > 1 ? n - 1 : null);
-        }
     }
 
     /** The chunks this placement believes each group holds (empty before its first allocation). */
@@ -97,6 +103,7 @@ public final class ChunkPlacement {
     /** Forgets the learnt counts (e.g. when leadership changes hands); the next allocation learns them again. */
     public synchronized void forgetCounts() {
         counts = null;
+        generation++;
     }
 
     private Map<Integer, Long> learnCounts() {

@@ -111,4 +111,31 @@ class ConcurrentPlacementTest extends ZkTestSupport {
         assertEquals(2, stored().values().stream().mapToLong(Long::longValue).sum());
         assertEquals(stored(), placement.counts(), "three choices were made, two were stored");
     }
+
+    @Test
+    void aChoiceLostAcrossALeadershipChangeIsNotGivenBackToCountsThatNeverHeldIt() {
+        ChunkMapStore otherNamenode = new ChunkMapStore(zk);
+        ChunkMapStore.GroupChooser mine = placement.chooser(volume.id(), 0);
+        boolean[] raced = {false};
+        chunkMaps.allocate("vol1", 0, new ChunkMapStore.GroupChooser() {
+            @Override
+            public int choose() {
+                int g = mine.choose();
+                if (!raced[0]) {
+                    raced[0] = true;
+                    otherNamenode.allocate("vol1", 1, () -> g); // the bucket changes: this attempt will lose
+                    placement.forgetCounts(); // leadership changed hands meanwhile
+                    otherNamenode.allocate("vol1", 2, placement.chooser(volume.id(), 2)); // relearns: chunk 1 counted
+                }
+                return g;
+            }
+
+            @Override
+            public void notStored(int group) {
+                mine.notStored(group);
+            }
+        });
+        assertEquals(3, stored().values().stream().mapToLong(Long::longValue).sum());
+        assertEquals(stored(), placement.counts());
+    }
 }
