@@ -87,9 +87,11 @@ class ConcurrentPlacementTest extends ZkTestSupport {
         assertEquals(stored(), placement.counts());
     }
 
-    @Test
-    void aChoiceThatLostARaceIsNotCounted() {
-        ChunkMapStore otherNamenode = new ChunkMapStore(zk);
+    /**
+     * Allocates chunk 0 through the placement, running {@code meanwhile} with the first choice after
+     * that choice is made and before it is written, as a race with another namenode would.
+     */
+    private void allocateChunk0Racing(java.util.function.IntConsumer meanwhile) {
         ChunkMapStore.GroupChooser mine = placement.chooser(volume.id(), 0);
         boolean[] raced = {false};
         chunkMaps.allocate("vol1", 0, new ChunkMapStore.GroupChooser() {
@@ -97,8 +99,8 @@ class ConcurrentPlacementTest extends ZkTestSupport {
             public int choose() {
                 int g = mine.choose();
                 if (!raced[0]) {
-                    raced[0] = true; // another allocation writes the bucket between this attempt's read and write
-                    otherNamenode.allocate("vol1", 1, placement.chooser(volume.id(), 1));
+                    raced[0] = true;
+                    meanwhile.accept(g);
                 }
                 return g;
             }
@@ -108,6 +110,13 @@ class ConcurrentPlacementTest extends ZkTestSupport {
                 mine.notStored(group);
             }
         });
+    }
+
+    @Test
+    void aChoiceThatLostARaceIsNotCounted() {
+        ChunkMapStore otherNamenode = new ChunkMapStore(zk);
+        // Another allocation writes the bucket between this attempt's read and write.
+        allocateChunk0Racing(g -> otherNamenode.allocate("vol1", 1, placement.chooser(volume.id(), 1)));
         assertEquals(2, stored().values().stream().mapToLong(Long::longValue).sum());
         assertEquals(stored(), placement.counts(), "three choices were made, two were stored");
     }
@@ -115,25 +124,10 @@ class ConcurrentPlacementTest extends ZkTestSupport {
     @Test
     void aChoiceLostAcrossALeadershipChangeIsNotGivenBackToCountsThatNeverHeldIt() {
         ChunkMapStore otherNamenode = new ChunkMapStore(zk);
-        ChunkMapStore.GroupChooser mine = placement.chooser(volume.id(), 0);
-        boolean[] raced = {false};
-        chunkMaps.allocate("vol1", 0, new ChunkMapStore.GroupChooser() {
-            @Override
-            public int choose() {
-                int g = mine.choose();
-                if (!raced[0]) {
-                    raced[0] = true;
-                    otherNamenode.allocate("vol1", 1, () -> g); // the bucket changes: this attempt will lose
-                    placement.forgetCounts(); // leadership changed hands meanwhile
-                    otherNamenode.allocate("vol1", 2, placement.chooser(volume.id(), 2)); // relearns: chunk 1 counted
-                }
-                return g;
-            }
-
-            @Override
-            public void notStored(int group) {
-                mine.notStored(group);
-            }
+        allocateChunk0Racing(g -> {
+            otherNamenode.allocate("vol1", 1, () -> g); // the bucket changes: this attempt will lose
+            placement.forgetCounts(); // leadership changed hands meanwhile
+            otherNamenode.allocate("vol1", 2, placement.chooser(volume.id(), 2)); // relearns: chunk 1 counted
         });
         assertEquals(3, stored().values().stream().mapToLong(Long::longValue).sum());
         assertEquals(stored(), placement.counts());
