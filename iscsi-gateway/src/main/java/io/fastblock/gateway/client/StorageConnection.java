@@ -96,8 +96,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
 
     private void sendConnected(ChannelFuture cf, StorageMessage message, CompletableFuture<StorageResponse> result) {
         if (!cf.isSuccess()) {
-            releasePayload(message);
-            forgetDirect(message);
+            unsent(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECT_FAILED,
                     node, String.valueOf(cf.cause()), cf.cause()));
             return;
@@ -111,8 +110,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         try {
             loop.execute(() -> write(ch, message, result));
         } catch (RejectedExecutionException e) {
-            releasePayload(message);
-            forgetDirect(message);
+            unsent(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CLIENT_CLOSED,
                     node, "event loop shut down", e));
         }
@@ -121,8 +119,7 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
     private void write(Channel ch, StorageMessage message, CompletableFuture<StorageResponse> result) {
         // While active and on the loop, the pipeline (with the encoder that takes the payload) is intact.
         if (!ch.isActive()) {
-            releasePayload(message);
-            forgetDirect(message);
+            unsent(message);
             result.completeExceptionally(new StorageRequestException(StorageRequestException.Kind.CONNECTION_LOST,
                     node, "connection closed", null));
             return;
@@ -253,8 +250,9 @@ final class StorageConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** A request that failed before it was sent waits for no direct answer either. */
-    private void forgetDirect(StorageMessage message) {
+    /** A request that failed before it was sent: its payload goes back, and it waits for no direct answer either. */
+    private void unsent(StorageMessage message) {
+        releasePayload(message);
         if (answers != null) {
             answers.done(message.requestId());
         }

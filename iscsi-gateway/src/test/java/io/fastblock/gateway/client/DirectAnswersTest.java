@@ -78,8 +78,12 @@ class DirectAnswersTest {
     }
 
     private CompletableFuture<StorageResponse> writeFromLoop(byte value) throws Exception {
+        return writeFromLoop(head.address(), value);
+    }
+
+    private CompletableFuture<StorageResponse> writeFromLoop(NodeAddress toHead, byte value) throws Exception {
         EventLoop loop = portal.next();
-        return loop.submit(() -> client.write(head.address(), tail.address(), CHAIN, CHUNK, 0,
+        return loop.submit(() -> client.write(toHead, tail.address(), CHAIN, CHUNK, 0,
                 Unpooled.wrappedBuffer(new byte[] {value}))).get(5, TimeUnit.SECONDS);
     }
 
@@ -176,10 +180,9 @@ class DirectAnswersTest {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             deadHead = new NodeAddress("127.0.0.1", s.getLocalPort());
         }
-        EventLoop loop = portal.next();
+        EventLoop loop = portal.next(); // the group has one loop
         for (int i = 0; i < 5; i++) {
-            CompletableFuture<StorageResponse> f = loop.submit(() -> client.write(deadHead, tail.address(), CHAIN, CHUNK, 0,
-                    Unpooled.wrappedBuffer(new byte[] {5}))).get(5, TimeUnit.SECONDS);
+            CompletableFuture<StorageResponse> f = writeFromLoop(deadHead, (byte) 5);
             ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(5, TimeUnit.SECONDS));
             assertEquals(StorageRequestException.Kind.CONNECT_FAILED,
                     assertInstanceOf(StorageRequestException.class, e.getCause()).kind());
