@@ -15,12 +15,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Brings up a whole cluster on one machine as separate processes: the namenode (with its
- * embedded ZooKeeper), the storage servers and the iSCSI gateway, each with its data under one
+ * embedded ZooKeeper), the storage servers (a process each, or one for all of them with
+ * {@code --storage-jvm=shared}) and the iSCSI gateway, each with its data under one
  * directory, and stops them on SIGINT/SIGTERM. This is {@code make up}; the end-to-end tests use
  * the same class so that what they test is what users run.
  */
 public final class LocalCluster implements AutoCloseable {
     private static final long READY_TIMEOUT_S = 90;
+    /** The name of the one storage process when the servers share a JVM. */
+    public static final String STORAGE_GROUP = "storage";
 
     private final LocalClusterConfig config;
     private final String classpath;
@@ -84,11 +87,15 @@ public final class LocalCluster implements AutoCloseable {
         for (int i = 1; i <= config.namenodeCount(); i++) {
             startNamenode(i);
         }
-        for (int i = 1; i <= config.storageCount(); i++) {
-            startStorage(i);
-        }
-        for (int i = 1; i <= config.storageCount(); i++) {
-            awaitReady(children.get(storageName(i)));
+        if (config.sharedStorageJvm()) {
+            startStorageGroup();
+        } else {
+            for (int i = 1; i <= config.storageCount(); i++) {
+                startStorage(i);
+            }
+            for (int i = 1; i <= config.storageCount(); i++) {
+                awaitReady(children.get(storageName(i)));
+            }
         }
         awaitFormed();
         startGateway();
@@ -127,6 +134,26 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     private void startStorage(int i) throws IOException {
+        child(storageName(i), "io.fastblock.storage.StorageServer", DATA_PATH_JVM_OPTIONS, storageArgs(i).toArray(String[]::new))
+                .start();
+    }
+
+    /** Every storage server in one JVM, with the heap they would have had together. */
+    private void startStorageGroup() throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>();
+        for (int i = 1; i <= config.storageCount(); i++) {
+            if (i > 1) {
+                args.add("--next");
+            }
+            args.addAll(storageArgs(i));
+        }
+        ChildProcess group = child(STORAGE_GROUP, "io.fastblock.storage.StorageServerGroup",
+                config.storageGroupHeap(), DATA_PATH_JVM_OPTIONS, args.toArray(String[]::new));
+        group.start();
+        awaitReady(group);
+    }
+
+    private List<String> storageArgs(int i) {
         List<String> args = new ArrayList<>(List.of(
                 "--node-id=" + storageName(i),
                 "--data-dir=" + config.dataDir().resolve(storageName(i)),
@@ -137,8 +164,7 @@ public final class LocalCluster implements AutoCloseable {
             args.add("--host-label=host-" + i);
         }
         args.addAll(config.storageArgs());
-        child(storageName(i), "io.fastblock.storage.StorageServer", DATA_PATH_JVM_OPTIONS, args.toArray(String[]::new))
-                .start();
+        return args;
     }
 
     private void startGateway() throws Exception {
@@ -162,9 +188,13 @@ public final class LocalCluster implements AutoCloseable {
     static final List<String> DATA_PATH_JVM_OPTIONS = List.of("-XX:+UseParallelGC");
 
     private ChildProcess child(String name, String mainClass, List<String> jvmOptions, String... args) {
+        return child(name, mainClass, config.childHeap(), jvmOptions, args);
+    }
+
+    private ChildProcess child(String name, String mainClass, String heap, List<String> jvmOptions, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(javaExecutable());
-        cmd.add("-Xmx" + config.childHeap());
+        cmd.add("-Xmx" + heap);
         cmd.add("-XX:+ExitOnOutOfMemoryError");
         cmd.addAll(jvmOptions);
         cmd.add("-Dorg.slf4j.simpleLogger.showDateTime=true");

@@ -15,12 +15,16 @@ import java.util.List;
  * election ports from {@code zkPeerPort} up), and {@code namenodeCount} namenodes (HTTP ports from
  * {@code namenodePort} up) share it. With {@code racks} > 0 storage server i is labelled rack
  * {@code rack-((i-1) % racks + 1)} and host {@code host-i}, so placement has failure domains.
+ *
+ * <p>Each storage server runs in a JVM of its own unless {@code sharedStorageJvm}: then they all
+ * run in one ({@code io.fastblock.storage.StorageServerGroup}), which costs less CPU per write on a
+ * small machine but makes the JVM, not the server, the unit that fails.
  */
 public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int storagePort, int storageCount,
                                  int iscsiPort, String chunkSize, String demoVolume, String demoSize,
                                  boolean createDemo, String childHeap, int zkServers, int zkPeerPort,
                                  int namenodeCount, int racks, List<String> storageArgs, List<String> namenodeArgs,
-                                 List<String> gatewayArgs) {
+                                 List<String> gatewayArgs, boolean sharedStorageJvm) {
 
     public LocalClusterConfig {
         storageArgs = storageArgs == null ? List.of() : List.copyOf(storageArgs);
@@ -48,7 +52,8 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
                 cl.getInt("racks", 0),
                 splitArgs(cl.get("storage-args", "")),
                 splitArgs(cl.get("namenode-args", "")),
-                splitArgs(cl.get("gateway-args", "")));
+                splitArgs(cl.get("gateway-args", "")),
+                storageJvm(cl.get("storage-jvm", "separate")));
         cl.rejectUnknown();
         if (c.storageCount < 3) {
             throw new IllegalArgumentException("--storage-count must be at least 3 (chains of 3), got " + c.storageCount);
@@ -63,10 +68,22 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
             throw new IllegalArgumentException("--namenodes must be 1, or more with --zk-servers (an embedded ZooKeeper"
                     + " dies with its namenode), got " + c.namenodeCount);
         }
+        if (c.sharedStorageJvm) {
+            c.storageGroupHeap(); // a heap size the JVM would refuse fails here, with the flag's name
+        }
         if (c.racks < 0) {
             throw new IllegalArgumentException("--racks must be >= 0, got " + c.racks);
         }
         return c;
+    }
+
+    private static boolean storageJvm(String value) {
+        return switch (value) {
+            case "separate" -> false;
+            case "shared" -> true;
+            default -> throw new IllegalArgumentException("--storage-jvm must be separate (a JVM per storage server) or"
+                    + " shared (one JVM for all of them), got " + value);
+        };
     }
 
     /** Extra flags for every storage server (or the namenodes, or the gateway), space-separated. */
@@ -78,6 +95,15 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
             }
         }
         return out;
+    }
+
+    /** The shared storage JVM's heap: {@code childHeap} for each server in it, in the JVM's notation. */
+    public String storageGroupHeap() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+)([kKmMgG]?)").matcher(childHeap);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("--child-heap must be a JVM heap size such as 256m, got " + childHeap);
+        }
+        return Math.multiplyExact(Long.parseLong(m.group(1)), storageCount) + m.group(2);
     }
 
     /** The first namenode's URL. */
