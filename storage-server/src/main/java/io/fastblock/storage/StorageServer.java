@@ -242,6 +242,11 @@ public final class StorageServer implements AutoCloseable {
         return port;
     }
 
+    /** How the READY line names this server: node id, then where it listens. */
+    public String endpoint() {
+        return nodeId + " " + config.listen() + ":" + port;
+    }
+
     public String host() {
         return config.listen();
     }
@@ -396,7 +401,7 @@ public final class StorageServer implements AutoCloseable {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "storage-shutdown"));
-        System.out.println("READY storage " + server.nodeId() + " " + config.listen() + ":" + server.port());
+        System.out.println("READY storage " + server.endpoint());
         System.out.flush();
         try {
             server.awaitClosed();

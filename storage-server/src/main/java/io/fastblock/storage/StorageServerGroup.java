@@ -141,13 +141,8 @@ public final class StorageServerGroup implements Closeable {
             return;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(group::close, "storage-shutdown"));
-        StringBuilder ready = new StringBuilder("READY storage");
-        for (int i = 0; i < configs.size(); i++) {
-            StorageServer s = group.servers().get(i);
-            ready.append(i == 0 ? " " : ", ").append(s.nodeId()).append(' ').append(configs.get(i).listen()).append(':')
-                    .append(s.port());
-        }
-        System.out.println(ready);
+        List<String> endpoints = group.servers().stream().map(StorageServer::endpoint).toList();
+        System.out.println("READY storage " + String.join(", ", endpoints));
         System.out.flush();
         try {
             for (StorageServer s : group.servers()) {
