@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ChainMetrics {
     private final MeterRegistry registry;
-    private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<String, DistributionSummary> sizes = new ConcurrentHashMap<>();
+    /** By operation, then role: looked up for every operation, so no key is built per call. */
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, Timer>> timers = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, ConcurrentHashMap<String, DistributionSummary>> sizes = new ConcurrentHashMap<>();
     public final Counter resends;
     public final Counter reconfigurations;
     public final Counter promotions;
@@ -56,13 +57,17 @@ public final class ChainMetrics {
 
     /** Latency of one operation as served in one role. */
     public Timer latency(String op, String role) {
-        return timers.computeIfAbsent(op + "/" + role, k -> Timer.builder("fastblock.storage.op.latency")
+        ConcurrentHashMap<String, Timer> byRole = timers.computeIfAbsent(op, k -> new ConcurrentHashMap<>());
+        Timer t = byRole.get(role);
+        return t != null ? t : byRole.computeIfAbsent(role, k -> Timer.builder("fastblock.storage.op.latency")
                 .tag("op", op).tag("role", role).publishPercentileHistogram().register(registry));
     }
 
     /** Payload bytes of one operation as served in one role. */
     public DistributionSummary bytes(String op, String role) {
-        return sizes.computeIfAbsent(op + "/" + role, k -> DistributionSummary.builder("fastblock.storage.op.bytes")
+        ConcurrentHashMap<String, DistributionSummary> byRole = sizes.computeIfAbsent(op, k -> new ConcurrentHashMap<>());
+        DistributionSummary d = byRole.get(role);
+        return d != null ? d : byRole.computeIfAbsent(role, k -> DistributionSummary.builder("fastblock.storage.op.bytes")
                 .tag("op", op).tag("role", role).baseUnit("bytes").publishPercentileHistogram().register(registry));
     }
 }

@@ -11,8 +11,11 @@ record ChainPosition(Role role, boolean head, String successor) {
     enum Role {
         HEAD, MIDDLE, TAIL, JOINING, NONE;
 
+        /** Made once: it tags every operation's meters. */
+        private final String metricName = name().toLowerCase(java.util.Locale.ROOT);
+
         String metricName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return metricName;
         }
     }
 

@@ -8,11 +8,10 @@ import io.fastblock.protocol.StorageResponse;
 import io.fastblock.protocol.WriteRequest;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.netty.buffer.ByteBuf;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,7 +45,13 @@ final class GroupReplica {
     private final SerialSteps admission = new SerialSteps();
     private final SentList sent;
     private final AppliedWindow applied;
-    private final Set<CompletableFuture<Void>> localInFlight = ConcurrentHashMap.newKeySet();
+    /**
+     * Local writes not yet seen settled, oldest first (guarded by this). Settled ones leave lazily,
+     * when the next is tracked: no callback and no concurrent set per write.
+     */
+    private final ArrayDeque<CompletableFuture<Void>> localInFlight = new ArrayDeque<>();
+    private int sweepAt = SWEEP_AT_LEAST;
+    private static final int SWEEP_AT_LEAST = 1024;
 
     // Guarded by this.
     private GroupRecord view;
@@ -121,7 +126,7 @@ final class GroupReplica {
         // shadow the in-place writes it takes from now on once it is tail again. That covers
         // stopping being tail, and a restarted node (first view, or back from NONE to joining).
         boolean fold = !position.tail() && (oldView == null || old.tail() || (!old.member() && !old.joining()));
-        List<CompletableFuture<Void>> locals = List.copyOf(localInFlight);
+        List<CompletableFuture<Void>> locals = localsInFlight();
         List<ChunkId> chunks = ctx.chunks().of(groupId);
         // The log horizon (which changes a returning member can be told from the log): recorded on
         // taking the tail position before any write is appended in it, dropped when leaving it.
@@ -219,41 +224,80 @@ final class GroupReplica {
      */
     CompletableFuture<StorageResponse> write(WriteRequest w, String[] role) {
         ctx.metrics().writesReceived.increment();
-        return admission.submit(() -> admit(w, role)).thenCompose(answer -> answer);
+        CompletableFuture<CompletableFuture<StorageResponse>> admitted = admission.submit(() -> admit(w, role));
+        // Every write passes here on every replica, and almost none waits to be admitted: each stage
+        // skipped when its input is already there saves an object and a completion (also below).
+        return doneNormally(admitted) ? admitted.join() : admitted.thenCompose(answer -> answer);
+    }
+
+    private static boolean doneNormally(CompletableFuture<?> f) {
+        return f.isDone() && !f.isCompletedExceptionally();
     }
 
     private CompletableFuture<CompletableFuture<StorageResponse>> admit(WriteRequest w, String[] role) {
         long version = w.chain().chainVersion();
-        return ensureView(version).thenCompose(ignored -> {
-            ChainPosition pos;
-            synchronized (this) {
-                checkVersion(version);
-                pos = position;
+        CompletableFuture<Void> viewReady = ensureView(version);
+        if (!doneNormally(viewReady)) {
+            return viewReady.thenCompose(ignored -> admitInView(w, version, role));
+        }
+        try {
+            return admitInView(w, version, role);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    /** Admits a write once this replica's view is at least the write's version. */
+    private CompletableFuture<CompletableFuture<StorageResponse>> admitInView(WriteRequest w, long version, String[] role) {
+        ChainPosition pos;
+        synchronized (this) {
+            checkVersion(version);
+            pos = position;
+        }
+        checkWriter(pos, w);
+        // A FENCE for the volume waits for this ticket: released once the write's answer is known.
+        // The epoch is checked where writes enter the chain (the head); a forwarded copy of a
+        // write the head admitted is applied whatever the floor here, or the replicas would
+        // diverge (the head's FENCE answer waits for it to complete down the chain).
+        EpochFence.Ticket ticket = w.forwarded()
+                ? ctx.fence().admitForwarded(w.chunk().volumeId(), w.chain().leaseEpoch())
+                : ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId(), w.isTrim());
+        CompletableFuture<CompletableFuture<StorageResponse>> staged;
+        try {
+            String successor = pos.successor();
+            if (successor == null) {
+                staged = CompletableFuture.completedFuture(order(w, version, false, role));
+            } else {
+                staged = forwardable(w, version, successor, role);
             }
-            checkWriter(pos, w);
-            // A FENCE for the volume waits for this ticket: released once the write's answer is known.
-            // The epoch is checked where writes enter the chain (the head); a forwarded copy of a
-            // write the head admitted is applied whatever the floor here, or the replicas would
-            // diverge (the head's FENCE answer waits for it to complete down the chain).
-            EpochFence.Ticket ticket = w.forwarded()
-                    ? ctx.fence().admitForwarded(w.chunk().volumeId(), w.chain().leaseEpoch())
-                    : ctx.fence().admitWrite(w.chunk().volumeId(), w.chain().leaseEpoch(), ctx.nodeId(), w.isTrim());
-            CompletableFuture<CompletableFuture<StorageResponse>> staged;
-            try {
-                String successor = pos.successor();
-                if (successor == null) {
-                    staged = CompletableFuture.completedFuture(order(w, version, false, role));
-                } else {
-                    staged = ctx.downstream().prepare(successor).thenCompose(v -> reserve(sentBytes(w)))
-                            .thenApply(v -> order(w, version, true, role));
-                }
-            } catch (RuntimeException e) {
-                ticket.release();
-                throw e;
-            }
+        } catch (RuntimeException e) {
+            ticket.release();
+            throw e;
+        }
+        if (doneNormally(staged)) {
+            staged.join().whenComplete((r, e) -> ticket.release());
+        } else {
             staged.thenCompose(answer -> answer).whenComplete((r, e) -> ticket.release());
-            return staged;
-        });
+        }
+        return staged;
+    }
+
+    /** Orders a write that goes on to {@code successor} once the link is up and the sent list has room for it. */
+    private CompletableFuture<CompletableFuture<StorageResponse>> forwardable(WriteRequest w, long version, String successor,
+                                                                              String[] role) {
+        CompletableFuture<Void> linked = ctx.downstream().prepare(successor);
+        if (doneNormally(linked)) {
+            CompletableFuture<Void> room = reserve(sentBytes(w));
+            if (doneNormally(room)) {
+                try {
+                    return CompletableFuture.completedFuture(order(w, version, true, role));
+                } catch (RuntimeException e) {
+                    return CompletableFuture.failedFuture(e); // order() gave the reservation back
+                }
+            }
+            return room.thenApply(v -> order(w, version, true, role));
+        }
+        return linked.thenCompose(v -> reserve(sentBytes(w))).thenApply(v -> order(w, version, true, role));
     }
 
     /** What a write holds in the sent list: its data (a trim carries none). */
@@ -429,9 +473,25 @@ final class GroupReplica {
         return whole ? CompletableFuture.allOf(trimmed, ctx.chunks().remove(groupId, chunk)) : trimmed;
     }
 
+    /** Holds the lock. */
     private void track(CompletableFuture<Void> local) {
-        localInFlight.add(local);
-        local.whenComplete((v, e) -> localInFlight.remove(local));
+        // Local writes settle about in arrival order, so the front is where settled ones are. One
+        // that stays unsettled (a slow stripe) holds the rest behind it: then a whole sweep, at
+        // sizes that double, keeps the work per write constant.
+        while (!localInFlight.isEmpty() && localInFlight.peekFirst().isDone()) {
+            localInFlight.pollFirst();
+        }
+        if (localInFlight.size() >= sweepAt) {
+            localInFlight.removeIf(CompletableFuture::isDone);
+            sweepAt = Math.max(SWEEP_AT_LEAST, 2 * localInFlight.size());
+        }
+        localInFlight.addLast(local);
+    }
+
+    /** The local writes still in flight. Holds the lock. */
+    private List<CompletableFuture<Void>> localsInFlight() {
+        localInFlight.removeIf(CompletableFuture::isDone);
+        return List.copyOf(localInFlight);
     }
 
     /** Sends, in order, every sent-list entry not yet sent in its current attempt. Holds the lock. */
@@ -611,7 +671,7 @@ final class GroupReplica {
                             + " at chain version " + version + " does not know " + joiner + " as joining (joining: "
                             + view.joining() + "); not listing chunks for a copy it would not forward writes to");
                 }
-                pending = List.copyOf(localInFlight);
+                pending = localsInFlight();
             }
             return CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).handle((v, e) -> null);
         });
