@@ -21,6 +21,8 @@ import java.util.concurrent.TimeoutException;
  */
 public final class ChildProcess {
     private static final int TAIL_LINES = 40;
+    /** How long stopping waits for the output of an exited child to reach its log. */
+    private static final long DRAIN_MILLIS = 10_000;
 
     private final String name;
     private final List<String> command;
@@ -28,6 +30,7 @@ public final class ChildProcess {
     private final Deque<String> tail = new ArrayDeque<>();
     private volatile Process process;
     private volatile CompletableFuture<String> ready;
+    private volatile Thread pump;
 
     public ChildProcess(String name, List<String> command, Path logFile) {
         this.name = name;
@@ -55,6 +58,7 @@ public final class ChildProcess {
                         + tail())));
         this.process = p;
         this.ready = readyLine;
+        this.pump = pump;
     }
 
     private void pump(Process p, Writer log, CompletableFuture<String> readyLine) {
@@ -111,19 +115,35 @@ public final class ChildProcess {
         if (p == null || !p.isAlive()) {
             return;
         }
-        p.destroy();
+        // Through the handle: Process.destroy() also closes our end of the child's output, so what
+        // it prints while stopping (a server's "stopped" line) met a closed pipe and was lost.
+        p.toHandle().destroy();
         if (!p.waitFor(graceSeconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
+            p.toHandle().destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
         }
+        drain();
     }
 
     /** SIGKILL: the crash tests' way of pulling the plug on the process. */
     public void kill() throws InterruptedException {
         Process p = process;
         if (p != null && p.isAlive()) {
-            p.destroyForcibly();
+            p.toHandle().destroyForcibly();
             p.waitFor(10, TimeUnit.SECONDS);
+        }
+        drain();
+    }
+
+    /**
+     * Waits until the output pump has copied everything the exited child wrote. What a server
+     * prints while it stops is the last thing in its pipe; the pump is a daemon thread, so a
+     * launcher that exits right after stopping its children would otherwise lose those lines.
+     */
+    private void drain() throws InterruptedException {
+        Thread t = pump;
+        if (t != null && !isAlive()) {
+            t.join(DRAIN_MILLIS);
         }
     }
 
