@@ -287,10 +287,14 @@ public final class StorageServer implements AutoCloseable {
         }
         closed = true;
         if (liveNode != null) {
-            quietly(liveNode::close);
+            // Deleting the ephemeral node tells the namenode at once; but with ZooKeeper out of reach
+            // (Ctrl-C stops the namenode, which runs it, at the same moment) Curator would retry for
+            // many seconds before the data path is closed, and the launcher kills what outlasts its
+            // grace period. Ending the session below removes the node anyway, or its expiry does.
+            closeEphemeral("live node", liveNode::close);
         }
         if (load != null) {
-            quietly(load::close);
+            closeEphemeral("load reporter", load::close); // an ephemeral node too
         }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
@@ -366,6 +370,35 @@ public final class StorageServer implements AutoCloseable {
 
     private interface Step {
         void run() throws Exception;
+    }
+
+    private static final long EPHEMERAL_CLOSE_MILLIS = 2_000;
+
+    /**
+     * Closes what owns an ephemeral node: not at all while ZooKeeper is disconnected (the node goes
+     * with the session), and for at most {@link #EPHEMERAL_CLOSE_MILLIS} otherwise.
+     */
+    private void closeEphemeral(String what, Step step) {
+        if (zk == null || !zk.getZookeeperClient().isConnected()) {
+            LOG.info("node {}: ZooKeeper is not connected; the {} goes with the session", nodeId, what);
+            return;
+        }
+        boundedly(what, step, EPHEMERAL_CLOSE_MILLIS);
+    }
+
+    /** {@link #quietly}, but goes on after {@code millis}; the step finishes (or fails) in the background. */
+    private static void boundedly(String what, Step step, long millis) {
+        Thread t = new Thread(() -> quietly(step), "storage-shutdown-" + what.replace(' ', '-'));
+        t.setDaemon(true);
+        t.start();
+        try {
+            t.join(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (t.isAlive()) {
+            LOG.warn("closing the {} did not finish within {} ms (ZooKeeper out of reach?); going on", what, millis);
+        }
     }
 
     private static void quietly(Step step) {

@@ -106,6 +106,32 @@ class StorageServerGroupTest {
         }
     }
 
+    /**
+     * Ctrl-C reaches every process of a local cluster at once, so the namenode (and the ZooKeeper it
+     * runs) may be gone before a storage server closes. Closing its live and load nodes then waited
+     * out Curator's retries (a 10 s connection timeout per try) and the launcher killed the JVM
+     * before its data path was closed.
+     */
+    @Test
+    void serversCloseWhenZooKeeperIsAlreadyGone() throws Exception {
+        StorageServerGroup group;
+        int[] ports;
+        try (TestingServer zkServer = new TestingServer(true)) {
+            String zk = "--zk=" + zkServer.getConnectString();
+            group = StorageServerGroup.start(StorageServerGroup.parse(
+                    "--node-id=s1", "--data-dir=" + dir.resolve("s1"), "--port=0", zk,
+                    "--next", "--node-id=s2", "--data-dir=" + dir.resolve("s2"), "--port=0", zk));
+            ports = group.servers().stream().mapToInt(StorageServer::port).toArray();
+        }
+        Thread closing = new Thread(group::close, "close-without-zookeeper");
+        closing.start();
+        closing.join(10_000);
+        assertFalse(closing.isAlive(), "closing two servers without ZooKeeper took more than 10 s");
+        for (int port : ports) {
+            assertClosed(port);
+        }
+    }
+
     private static void assertClosed(int port) {
         assertFalse(canConnect(port), "port " + port + " still accepts connections after close");
     }
