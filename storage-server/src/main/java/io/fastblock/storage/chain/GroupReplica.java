@@ -37,6 +37,9 @@ import org.slf4j.LoggerFactory;
 final class GroupReplica {
     private static final Logger LOG = LoggerFactory.getLogger(GroupReplica.class);
 
+    /** Tracked local writes at which {@link #track} sweeps out every settled one, not only those in front. */
+    private static final int SWEEP_AT_LEAST = 1024;
+
     /** Marks, in place of a local error, that this tail has answered the client directly. */
     private static final StorageResponse ANSWERED = StorageResponse.ok(0, OpCode.WRITE).withAnswered();
 
@@ -51,7 +54,6 @@ final class GroupReplica {
      */
     private final ArrayDeque<CompletableFuture<Void>> localInFlight = new ArrayDeque<>();
     private int sweepAt = SWEEP_AT_LEAST;
-    private static final int SWEEP_AT_LEAST = 1024;
 
     // Guarded by this.
     private GroupRecord view;
