@@ -16,6 +16,8 @@ import java.util.concurrent.CompletableFuture;
  * chain change or a broken link) are looked for, newest first. Recording is then three array
  * stores, where the map cost a key, an entry and two hash lookups per write, with their cache
  * misses (about 2 µs of a 4 KiB write's ~70 µs of server CPU, docs/performance.md).
+ *
+ * <p>Not thread-safe: used under its replica's lock, like the {@link SentList}.
  */
 final class AppliedWindow {
     private static final int INITIAL = 64;
@@ -44,7 +46,7 @@ final class AppliedWindow {
     }
 
     /** The local apply of (chunk, sequence) if it is among the last {@code capacity} recorded, else null. */
-    synchronized CompletableFuture<Void> get(ChunkId chunk, long sequence) {
+    CompletableFuture<Void> get(ChunkId chunk, long sequence) {
         if (sequence > highest) {
             return null;
         }
@@ -59,7 +61,7 @@ final class AppliedWindow {
     }
 
     /** Records (chunk, sequence); the oldest entry makes room once the window is full. */
-    synchronized void put(ChunkId chunk, long sequence, CompletableFuture<Void> local) {
+    void put(ChunkId chunk, long sequence, CompletableFuture<Void> local) {
         if (next == sequences.length && sequences.length < capacity) {
             grow();
         }
@@ -84,7 +86,7 @@ final class AppliedWindow {
         futures = Arrays.copyOf(futures, length);
     }
 
-    synchronized int size() {
+    int size() {
         return size;
     }
 }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -226,27 +227,29 @@ final class GroupReplica {
      */
     CompletableFuture<StorageResponse> write(WriteRequest w, String[] role) {
         ctx.metrics().writesReceived.increment();
-        CompletableFuture<CompletableFuture<StorageResponse>> admitted = admission.submit(() -> admit(w, role));
-        // Every write passes here on every replica, and almost none waits to be admitted: each stage
-        // skipped when its input is already there saves an object and a completion (also below).
-        return doneNormally(admitted) ? admitted.join() : admitted.thenCompose(answer -> answer);
+        return composeNow(admission.submit(() -> admit(w, role)), answer -> answer);
     }
 
-    private static boolean doneNormally(CompletableFuture<?> f) {
-        return f.isDone() && !f.isCompletedExceptionally();
+    /**
+     * {@code f.thenCompose(next)}, except that {@code next} runs at once when {@code f} has already
+     * completed normally. Every write passes the admission's stages on every replica and almost none
+     * waits in them; each stage skipped saves an object and a completion.
+     */
+    private static <T, U> CompletableFuture<U> composeNow(CompletableFuture<T> f,
+                                                          Function<? super T, ? extends CompletableFuture<U>> next) {
+        if (!f.isDone() || f.isCompletedExceptionally()) {
+            return f.thenCompose(next);
+        }
+        try {
+            return next.apply(f.join());
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
     }
 
     private CompletableFuture<CompletableFuture<StorageResponse>> admit(WriteRequest w, String[] role) {
         long version = w.chain().chainVersion();
-        CompletableFuture<Void> viewReady = ensureView(version);
-        if (!doneNormally(viewReady)) {
-            return viewReady.thenCompose(ignored -> admitInView(w, version, role));
-        }
-        try {
-            return admitInView(w, version, role);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        return composeNow(ensureView(version), ignored -> admitInView(w, version, role));
     }
 
     /** Admits a write once this replica's view is at least the write's version. */
@@ -276,30 +279,15 @@ final class GroupReplica {
             ticket.release();
             throw e;
         }
-        if (doneNormally(staged)) {
-            staged.join().whenComplete((r, e) -> ticket.release());
-        } else {
-            staged.thenCompose(answer -> answer).whenComplete((r, e) -> ticket.release());
-        }
+        composeNow(staged, answer -> answer).whenComplete((r, e) -> ticket.release());
         return staged;
     }
 
     /** Orders a write that goes on to {@code successor} once the link is up and the sent list has room for it. */
     private CompletableFuture<CompletableFuture<StorageResponse>> forwardable(WriteRequest w, long version, String successor,
                                                                               String[] role) {
-        CompletableFuture<Void> linked = ctx.downstream().prepare(successor);
-        if (doneNormally(linked)) {
-            CompletableFuture<Void> room = reserve(sentBytes(w));
-            if (doneNormally(room)) {
-                try {
-                    return CompletableFuture.completedFuture(order(w, version, true, role));
-                } catch (RuntimeException e) {
-                    return CompletableFuture.failedFuture(e); // order() gave the reservation back
-                }
-            }
-            return room.thenApply(v -> order(w, version, true, role));
-        }
-        return linked.thenCompose(v -> reserve(sentBytes(w))).thenApply(v -> order(w, version, true, role));
+        return composeNow(ctx.downstream().prepare(successor), linked -> composeNow(reserve(sentBytes(w)),
+                room -> CompletableFuture.completedFuture(order(w, version, true, role))));
     }
 
     /** What a write holds in the sent list: its data (a trim carries none). */
