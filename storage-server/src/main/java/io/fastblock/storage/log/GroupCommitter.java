@@ -166,11 +166,11 @@ final class GroupCommitter {
         try {
             for (Append a : batch) {
                 ByteBuffer[] data = a.data.nioBuffers(a.data.readerIndex(), a.data.readableBytes());
-                ByteBuffer header = a.trim() ? LogRecord.trimHeader(a.chunk, a.offset, a.sequence, a.trimLength)
-                        : LogRecord.header(a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
                 int length = a.trim() ? a.trimLength : a.data.readableBytes();
-                int recordBytes = header.remaining() + a.data.readableBytes();
+                int recordBytes = LogRecord.headerSize(a.moved()) + a.data.readableBytes();
                 LogSegment seg = segments.forAppend(recordBytes);
+                ByteBuffer header = a.trim() ? LogRecord.trimHeader(seg.number(), a.chunk, a.offset, a.sequence, a.trimLength)
+                        : LogRecord.header(seg.number(), a.chunk, a.offset, a.sequence, a.originSegment, a.originPosition, data);
                 if (seg != current) {
                     // Rolled on: the sealed segment is forced (cut back to its records) before any record of the next one.
                     touched.putIfAbsent(current, current.size());

@@ -49,6 +49,9 @@ public final class LogMetrics {
                 Gauge.builder("fastblock.log.zeros.ahead.bytes", ref, r -> r.get() == null ? Double.NaN : r.get().zerosAheadBytes())
                         .description("zeros written ahead of the log's records since start (LogPreallocator)")
                         .strongReference(true).register(registry);
+                Gauge.builder("fastblock.log.segments.reused", ref, r -> r.get() == null ? Double.NaN : r.get().reusedSegmentFiles())
+                        .description("log segments started on a retired segment's file since start (SegmentSet)")
+                        .strongReference(true).register(registry);
             }
         }
         current.set(store);

@@ -20,6 +20,11 @@ import org.slf4j.LoggerFactory;
  * traffic. Zeros go in pieces of {@link #PIECE}, each forced, so a batch that has to wait for the
  * piece being written (it reaches past the forced zeros) waits for one piece at most. A failure
  * (a full disk) only stops the zeros for a while: appends work as they did without them.
+ *
+ * <p>A segment started on a retired segment's file ({@link SegmentSet}) needs none: its blocks are
+ * there already, so the committer never asks while the records are more than {@link #LOW} from the
+ * end of the file. Measured (docs/performance.md): with files reused, the disk took 30% fewer bytes
+ * per 4 KiB random write.
  */
 final class LogPreallocator implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(LogPreallocator.class);

@@ -14,6 +14,13 @@ import java.util.zip.CRC32C;
  * Big-endian. The CRC32C covers every header byte after the crc field and the data, so a torn
  * or bit-flipped record is detected both on replay and on every read.
  *
+ * <p>A record is <em>bound</em> to the segment it is written in: its CRC32C starts from that
+ * segment's number (eight big-endian bytes, not stored), and its magic says so. The log reuses
+ * the files of segments it has emptied ({@link SegmentSet}), so past a segment's last record the
+ * file may still hold whole, well-formed records from its earlier life; bound to another number,
+ * they fail the check and replay ends there, as it does at a torn record. Records written before
+ * binding (the {@code UNBOUND} magics) stay readable; a file holding them is never reused.
+ *
  * <p>A <em>moved</em> record ({@link #MAGIC_MOVED}) is live data the cleaner copied out of the
  * record run starting at (originSegment, originPosition). It is applied to the index only where
  * the index still points at that origin, on the live path and on replay alike, so copying old
@@ -27,6 +34,10 @@ public final class LogRecord {
      * a hole in the index, so neither older records nor the base file show through it.
      */
     public static final int MAGIC_TRIM = 0xFB10_6A13;
+    /** The bound forms of {@link #MAGIC}, {@link #MAGIC_MOVED} and {@link #MAGIC_TRIM}: what the log writes now. */
+    public static final int MAGIC_BOUND = 0xFB10_6A21;
+    public static final int MAGIC_MOVED_BOUND = 0xFB10_6A22;
+    public static final int MAGIC_TRIM_BOUND = 0xFB10_6A23;
     /** Largest trim range a record may name (the largest chunk). */
     static final long MAX_TRIM = 1L << 30;
     public static final int HEADER = 4 + 4 + 8 + 8 + 8 + 4 + 8;
@@ -39,24 +50,41 @@ public final class LogRecord {
     private LogRecord() {
     }
 
-    /** A header whose crc field is computed over the header fields and {@code data} (not consumed). */
-    public static ByteBuffer header(ChunkId chunk, long offset, long sequence, ByteBuffer[] data) {
-        return header(chunk, offset, sequence, -1, -1, data);
+    /** A header bound to {@code segment} whose crc field is computed over the header fields and {@code data} (not consumed). */
+    public static ByteBuffer header(long segment, ChunkId chunk, long offset, long sequence, ByteBuffer[] data) {
+        return header(segment, chunk, offset, sequence, -1, -1, data);
     }
 
-    /** As {@link #header(ChunkId, long, long, ByteBuffer[])}; a moved record when {@code originSegment >= 0}. */
-    public static ByteBuffer header(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
+    /** As {@link #header(long, ChunkId, long, long, ByteBuffer[])}; a moved record when {@code originSegment >= 0}. */
+    public static ByteBuffer header(long segment, ChunkId chunk, long offset, long sequence, long originSegment,
+                                    long originPosition, ByteBuffer[] data) {
+        return header(segment, chunk, offset, sequence, originSegment, originPosition, data, -1);
+    }
+
+    /** The header of a trim record of {@code [offset, offset + length)} bound to {@code segment} (no data follows it). */
+    public static ByteBuffer trimHeader(long segment, ChunkId chunk, long offset, long sequence, int length) {
+        return header(segment, chunk, offset, sequence, -1, -1, new ByteBuffer[0], length);
+    }
+
+    /** The header size of a record, moved or not: known before the segment it goes to is. */
+    static int headerSize(boolean moved) {
+        return moved ? HEADER_MOVED : HEADER;
+    }
+
+    /**
+     * A header as the log wrote it before records were bound to their segment. Only for tests of
+     * logs written by earlier versions, which must stay readable.
+     */
+    static ByteBuffer unboundHeader(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
                                     ByteBuffer[] data) {
-        return header(chunk, offset, sequence, originSegment, originPosition, data, -1);
+        return header(UNBOUND, chunk, offset, sequence, originSegment, originPosition, data, -1);
     }
 
-    /** The header of a trim record of {@code [offset, offset + length)} (no data follows it). */
-    public static ByteBuffer trimHeader(ChunkId chunk, long offset, long sequence, int length) {
-        return header(chunk, offset, sequence, -1, -1, new ByteBuffer[0], length);
-    }
+    /** Stands for "no segment": the record is written unbound. Segment numbers start at 1. */
+    private static final long UNBOUND = -1;
 
-    private static ByteBuffer header(ChunkId chunk, long offset, long sequence, long originSegment, long originPosition,
-                                     ByteBuffer[] data, int trimLength) {
+    private static ByteBuffer header(long segment, ChunkId chunk, long offset, long sequence, long originSegment,
+                                     long originPosition, ByteBuffer[] data, int trimLength) {
         int length = 0;
         for (ByteBuffer b : data) {
             length += b.remaining();
@@ -66,13 +94,15 @@ public final class LogRecord {
             length = trimLength;
         }
         boolean moved = originSegment >= 0;
-        ByteBuffer h = ByteBuffer.allocate(moved ? HEADER_MOVED : HEADER);
-        h.putInt(moved ? MAGIC_MOVED : trim ? MAGIC_TRIM : MAGIC).putInt(0).putLong(chunk.volumeId()).putLong(chunk.index()).putLong(offset)
+        boolean bound = segment != UNBOUND;
+        int magic = moved ? MAGIC_MOVED : trim ? MAGIC_TRIM : MAGIC;
+        ByteBuffer h = ByteBuffer.allocate(headerSize(moved));
+        h.putInt(bound ? bind(magic) : magic).putInt(0).putLong(chunk.volumeId()).putLong(chunk.index()).putLong(offset)
                 .putInt(length).putLong(sequence);
         if (moved) {
             h.putLong(originSegment).putLong(originPosition);
         }
-        CRC32C crc = new CRC32C();
+        CRC32C crc = start(bound, segment);
         crc.update(h.array(), CRC_FROM, h.capacity() - CRC_FROM);
         for (ByteBuffer b : data) {
             crc.update(b.duplicate());
@@ -82,16 +112,29 @@ public final class LogRecord {
         return h;
     }
 
+    private static int bind(int magic) {
+        return magic + (MAGIC_BOUND - MAGIC);
+    }
+
+    /** A CRC32C that has taken in the segment number when the record is bound. */
+    private static CRC32C start(boolean bound, long segment) {
+        CRC32C crc = new CRC32C();
+        if (bound) {
+            byte[] n = new byte[8];
+            for (int i = 0; i < 8; i++) {
+                n[i] = (byte) (segment >>> (56 - 8 * i));
+            }
+            crc.update(n);
+        }
+        return crc;
+    }
+
     /**
      * Parsed header fields of a record read back from a segment. {@code originSegment} is -1 for
      * an ordinary record, and also for a moved one whose origin was not in the parsed bytes.
      */
     public record Header(int crc, long volumeId, long chunkIndex, long offset, int length, long sequence,
-                         boolean moved, long originSegment, long originPosition, boolean trim) {
-        public Header(int crc, long volumeId, long chunkIndex, long offset, int length, long sequence,
-                      boolean moved, long originSegment, long originPosition) {
-            this(crc, volumeId, chunkIndex, offset, length, sequence, moved, originSegment, originPosition, false);
-        }
+                         boolean moved, long originSegment, long originPosition, boolean trim, boolean bound) {
 
         public ChunkId chunk() {
             return new ChunkId(volumeId, chunkIndex);
@@ -123,7 +166,10 @@ public final class LogRecord {
             return null;
         }
         int magic = b.getInt(p);
-        if (magic != MAGIC && magic != MAGIC_MOVED && magic != MAGIC_TRIM) {
+        boolean bound = magic == MAGIC_BOUND || magic == MAGIC_MOVED_BOUND || magic == MAGIC_TRIM_BOUND;
+        if (bound) {
+            magic -= MAGIC_BOUND - MAGIC;
+        } else if (magic != MAGIC && magic != MAGIC_MOVED && magic != MAGIC_TRIM) {
             return null;
         }
         boolean moved = magic == MAGIC_MOVED;
@@ -141,16 +187,20 @@ public final class LogRecord {
             originSegment = b.getLong(p + HEADER);
             originPosition = b.getLong(p + HEADER + 8);
         }
-        return new Header(b.getInt(p + 4), vol, idx, off, len, b.getLong(p + 36), moved, originSegment, originPosition, trim);
+        return new Header(b.getInt(p + 4), vol, idx, off, len, b.getLong(p + 36), moved, originSegment, originPosition, trim,
+                bound);
     }
 
-    /** True if {@code record} (header then data, from its position) matches its stored CRC. */
-    public static boolean verify(ByteBuffer record, Header h) {
+    /**
+     * True if {@code record} (header then data, from its position), read from segment {@code segment},
+     * matches its stored CRC: a bound record only in the segment it was written in.
+     */
+    public static boolean verify(ByteBuffer record, Header h, long segment) {
         int p = record.position();
         if (record.remaining() < h.size()) {
             return false;
         }
-        CRC32C crc = new CRC32C();
+        CRC32C crc = start(h.bound(), segment);
         ByteBuffer covered = record.duplicate();
         covered.position(p + CRC_FROM).limit(p + h.size());
         crc.update(covered);

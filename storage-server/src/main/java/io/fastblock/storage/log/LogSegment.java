@@ -28,6 +28,11 @@ import org.slf4j.LoggerFactory;
  * file is cut back to its records before it is forced for the last time, and so before any record
  * of the next segment is forced: a sealed segment never ends in zeros that would end replay early.
  *
+ * <p>A segment may also start on the file of a segment the log retired ({@link #reuse}): then the
+ * file already has its blocks, and past the records it holds the old segment's records, which are
+ * bound to the old number ({@link LogRecord}) and end replay like a torn record. Sealing and a
+ * clean close cut that tail off as they cut zeros.
+ *
  * <p>Where the filesystem allows, the active segment is written around the page cache by an
  * {@link AlignedAppender} (records and zeros alike, so no block is ever written both ways); reads
  * still go through the cache. Then the records' last block is padded with zeros and the zeros
@@ -58,13 +63,20 @@ public final class LogSegment implements Closeable {
     private volatile AlignedAppender appender;
     private boolean appenderTried;
 
-    private LogSegment(long number, Path path, FileIo channel, FileIoFactory files, long size) {
+    /** Every record in the file is bound to its segment ({@link LogRecord}), so the file may be reused. */
+    private final boolean boundOnly;
+    /** Where the file goes instead of being deleted when the segment is retired; null: deleted. */
+    private volatile Path reuseAs;
+
+    private LogSegment(long number, Path path, FileIo channel, FileIoFactory files, long size, long written,
+                       boolean boundOnly) {
         this.number = number;
         this.path = path;
         this.channel = channel;
         this.files = files;
         this.size = size;
-        this.zeroedTo = size;
+        this.zeroedTo = written;
+        this.boundOnly = boundOnly;
     }
 
     public static Path pathOf(Path logDir, long number) {
@@ -79,11 +91,48 @@ public final class LogSegment implements Closeable {
         Path p = pathOf(logDir, number);
         FileIo ch = files.open(p, true);
         try {
-            return new LogSegment(number, p, ch, files, ch.size());
+            long size = ch.size();
+            return new LogSegment(number, p, ch, files, size, size, size == 0 || firstRecordBound(ch));
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
         }
+    }
+
+    /**
+     * Opens segment {@code number} on a file the log used before (already renamed to the segment's
+     * name): no records yet, but blocks up to the file's length that a small commit overwrites
+     * without allocating, as it does over the zeros a {@link LogPreallocator} writes. What the file
+     * held before is bound to another segment number, so replay never takes it for records of this one.
+     */
+    static LogSegment reuse(Path logDir, long number, FileIoFactory files) throws IOException {
+        Path p = pathOf(logDir, number);
+        FileIo ch = files.open(p, false);
+        try {
+            return new LogSegment(number, p, ch, files, 0, ch.size(), true);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    /** The log writes only bound records now; a file that starts with an unbound one was written by an earlier version. */
+    private static boolean firstRecordBound(FileIo ch) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
+        for (long at = 0; head.hasRemaining(); ) {
+            int r = ch.read(head, at);
+            if (r < 0) {
+                return false;
+            }
+            at += r;
+        }
+        LogRecord.Header h = LogRecord.parse(head.flip());
+        return h != null && h.bound();
+    }
+
+    /** True if the file holds only records bound to this segment (or none), so it can be reused once retired. */
+    boolean reusable() {
+        return boundOnly;
     }
 
     public long number() {
@@ -319,23 +368,46 @@ public final class LogSegment implements Closeable {
         }
     }
 
-    /** Drops a reference; the last one closes the file and, if {@code deleteWhenFree} was set, deletes it. */
+    /**
+     * Drops a reference; the last one closes the file and, if the segment was retired, deletes it
+     * or renames it for reuse.
+     */
     void release() throws IOException {
         if (refs.decrementAndGet() == 0) {
             closeAppender();
             channel.close();
-            if (deleteWhenFree) {
-                files.delete(path);
+            if (retired) {
+                Path to = reuseAs;
+                if (to != null) {
+                    files.rename(path, to);
+                    afterRename.run();
+                } else {
+                    files.delete(path);
+                }
             }
         }
     }
 
-    private volatile boolean deleteWhenFree;
+    private volatile boolean retired;
+    private volatile Runnable afterRename = () -> { };
 
     /** Drops the segment set's reference and deletes the file once no reader holds it. */
     void retire() throws IOException {
-        deleteWhenFree = true;
+        retired = true;
         release();
+    }
+
+    /**
+     * Drops the segment set's reference; once no reader holds the file it is renamed to {@code to}
+     * (a {@link #reusable} segment only), and then {@code renamed} runs.
+     */
+    void retireForReuse(Path to, Runnable renamed) throws IOException {
+        if (!boundOnly) {
+            throw new IllegalStateException("segment " + number + " holds unbound records and cannot be reused");
+        }
+        reuseAs = to;
+        afterRename = renamed;
+        retire();
     }
 
     @Override

@@ -9,6 +9,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -76,8 +77,10 @@ public final class LogStore implements Closeable {
                      long reservedSpace, io.fastblock.storage.io.FileIoFactory files) throws IOException {
         this.metrics = metrics;
         this.base = base;
-        this.segments = new SegmentSet(dataDir.resolve("log"), segmentSize, files);
-        this.space = new DiskSpace(segments.dir(), reservedSpace);
+        Path logDir = dataDir.resolve("log");
+        Files.createDirectories(logDir);
+        this.space = new DiskSpace(logDir, reservedSpace);
+        this.segments = new SegmentSet(logDir, segmentSize, files, () -> roomToKeepFreeFiles(segmentSize));
         ExtentIndex idx = ExtentIndex.open(dataDir.resolve("index"));
         this.index = idx;
         LogPosition cp;
@@ -382,7 +385,7 @@ public final class LogStore implements Closeable {
             long recEnd = dataBefore + h.length();
             if (recEnd > needFrom) {
                 if (!loaded.checked(p)) {
-                    if (!LogRecord.verify(at0, h)) {
+                    if (!LogRecord.verify(at0, h, e.segment())) {
                         throw corrupt("CRC32C mismatch in record", chunk, e.segment(), e.recordPosition() + p);
                     }
                     loaded.markChecked(p);
@@ -688,7 +691,7 @@ public final class LogStore implements Closeable {
                     break;
                 }
                 ByteBuffer record = ByteBuffer.allocate(h.size());
-                if (!seg.readFully(pos, record) || !LogRecord.verify(record.flip(), h)) {
+                if (!seg.readFully(pos, record) || !LogRecord.verify(record.flip(), h, seg.number())) {
                     cut = true;
                     break;
                 }
@@ -713,7 +716,9 @@ public final class LogStore implements Closeable {
                             pos, size - pos);
                 } else {
                     truncated += size - pos;
-                    LOG.warn("log segment {} ends in a torn or corrupt record at {}; cutting {} bytes", seg.number(), pos, size - pos);
+                    // A reused file (SegmentSet) also holds its earlier records after the new ones.
+                    LOG.warn("log segment {}: its records end at {} (the bytes after them are a torn or corrupt record,"
+                            + " or older records of a reused file); cutting {} bytes", seg.number(), pos, size - pos);
                 }
                 seg.truncate(pos);
                 for (LogSegment later : segments.all()) {
@@ -730,6 +735,29 @@ public final class LogStore implements Closeable {
             LOG.info("log recovery: {} records replayed, {} bytes truncated", replayed, truncated);
         }
         return new RecoveryReport(replayed, truncated);
+    }
+
+    /**
+     * Whether a retired segment's file may be kept for reuse: not when the filesystem is short of
+     * space as the cleaner sees it by default, nor when keeping it would bring the reserve within
+     * a few segments.
+     */
+    private boolean roomToKeepFreeFiles(long segmentSize) {
+        try {
+            return space.freeRatio() > LogCleaner.Settings.DEFAULTS.pressureFreeRatio()
+                    && space.usable() - space.reserved() > 4 * segmentSize;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Segments started on a retired segment's file since the store opened, and files kept for that now. */
+    public long reusedSegmentFiles() {
+        return segments.reusedFiles();
+    }
+
+    int freeSegmentFiles() {
+        return segments.freeFiles();
     }
 
     /** True if the segment holds only zero bytes in {@code [from, to)}. */
