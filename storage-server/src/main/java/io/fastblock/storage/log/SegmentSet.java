@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 
 /**
@@ -34,8 +36,8 @@ final class SegmentSet implements Closeable {
     /** Files ready for reuse, by the number of the segment they held. */
     private final ConcurrentSkipListMap<Long, Path> free = new ConcurrentSkipListMap<>();
     /** Files renamed for reuse or still waiting for their last reader. */
-    private final java.util.concurrent.atomic.AtomicInteger freeOrPending = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.function.BooleanSupplier roomToKeep;
+    private final AtomicInteger freeOrPending = new AtomicInteger();
+    private final BooleanSupplier roomToKeep;
     private long reused;
 
     private final io.fastblock.storage.io.FileIoFactory files;
@@ -49,7 +51,7 @@ final class SegmentSet implements Closeable {
     }
 
     SegmentSet(Path dir, long segmentSize, io.fastblock.storage.io.FileIoFactory files,
-               java.util.function.BooleanSupplier roomToKeep) throws IOException {
+               BooleanSupplier roomToKeep) throws IOException {
         this.dir = dir;
         this.segmentSize = segmentSize;
         this.files = files;
