@@ -53,9 +53,10 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
      *                       a third of the lease's lifetime as the namenode grants it (default 0)
      * @param qosPoll        {@code --qos-poll}: how often an open volume's record (QoS, size, layers) is read again
      *                       from the namenode (default 2 s)
-     * @param answerSpin     {@code --answer-spin}: how long an iSCSI event loop whose only work is one or two
-     *                       awaited storage answers polls for them before it sleeps (client.AnswerSpin);
-     *                       0 turns polling off (default 50us)
+     * @param answerSpin     {@code --answer-spin}: how long at most an iSCSI event loop whose only work is one
+     *                       or two awaited storage answers polls for them before it sleeps (client.AnswerSpin;
+     *                       each poll lasts twice the last answer's wait, 50 µs at least); 0 turns polling off
+     *                       (default 200us)
      */
     public record Timers(Duration requestTimeout, Duration retryBudget, Duration nopInterval, Duration nopTimeout,
                          Duration leaseRenewal, Duration qosPoll, Duration answerSpin) {

@@ -17,7 +17,7 @@ class GatewayConfigTest {
         assertEquals(Duration.ofSeconds(10), t.nopInterval());
         assertEquals(Duration.ZERO, t.leaseRenewal(), "a third of the granted lease");
         assertEquals(Duration.ofSeconds(2), t.qosPoll());
-        assertEquals(Duration.ofNanos(50_000), t.answerSpin());
+        assertEquals(Duration.ofNanos(200_000), t.answerSpin());
     }
 
     @Test

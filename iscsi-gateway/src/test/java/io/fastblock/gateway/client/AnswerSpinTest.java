@@ -107,6 +107,63 @@ class AnswerSpinTest {
         assertEquals(before + pollsOfOneMiss, nothing.calls);
     }
 
+    /** Polls with nothing to find and returns how many times the poll looked (0: it slept at once). */
+    private static int pollsOfAMiss(AnswerSpin spin) throws Exception {
+        Polls nothing = new Polls();
+        assertEquals(SelectStrategy.SELECT, spin.calculateStrategy(nothing, false));
+        return nothing.calls;
+    }
+
+    @Test
+    void aPollThatMissesMakesTheNextOneLongerUpToTheBound() throws Exception {
+        AnswerSpin upTo200 = new AnswerSpin(200_000, 2, () -> now += 10_000);
+        AnswerSpin.awaiting();
+        assertEquals(5, pollsOfAMiss(upTo200), "the first poll lasts 50 µs");
+        assertEquals(0, pollsOfAMiss(upTo200), "then one idle period of back-off");
+        assertEquals(10, pollsOfAMiss(upTo200), "100 µs");
+        assertEquals(0, pollsOfAMiss(upTo200));
+        assertEquals(0, pollsOfAMiss(upTo200));
+        assertEquals(20, pollsOfAMiss(upTo200), "200 µs");
+        for (int i = 0; i < 4; i++) {
+            assertEquals(0, pollsOfAMiss(upTo200));
+        }
+        assertEquals(20, pollsOfAMiss(upTo200), "never more than the bound");
+    }
+
+    @Test
+    void aPollGrowsAtOnceToTwiceASlowAnswersWaitAndShrinksSlowlyAfterQuickOnes() throws Exception {
+        AnswerSpin upTo200 = new AnswerSpin(200_000, 2, () -> now += 10_000);
+        AnswerSpin.awaiting();
+        assertEquals(5, pollsOfAMiss(upTo200));
+        assertEquals(0, pollsOfAMiss(upTo200));
+        Polls late = new Polls(0, 0, 0, 0, 0, 0, 0, 1);
+        assertEquals(1, upTo200.calculateStrategy(late, false), "found within the 100 µs poll");
+        assertEquals(8, late.calls);
+        Polls quick = new Polls(1);
+        assertEquals(1, upTo200.calculateStrategy(quick, false));
+        // The 80 µs answer set 160 µs; the 10 µs one took 1/16 off.
+        assertEquals(15, pollsOfAMiss(upTo200), "150 µs, not 20");
+        assertEquals(0, pollsOfAMiss(upTo200));
+        Polls slow = new Polls(0, 0, 0, 0, 0, 0, 0, 0, 0, 1);
+        assertEquals(1, upTo200.calculateStrategy(slow, false), "found at 100 µs of the 200 µs poll the miss made");
+        assertEquals(10, slow.calls);
+        assertEquals(20, pollsOfAMiss(upTo200), "twice 100 µs is the bound");
+        assertEquals(0, pollsOfAMiss(upTo200));
+        for (int i = 0; i < 40; i++) {
+            assertEquals(1, upTo200.calculateStrategy(new Polls(1), false));
+        }
+        assertEquals(5, pollsOfAMiss(upTo200), "many quick answers bring it back to the 50 µs start, no lower");
+    }
+
+    @Test
+    void aBoundBelowTheStartIsTheOnlyLength() throws Exception {
+        AnswerSpin upTo30 = new AnswerSpin(30_000, 2, () -> now += 10_000);
+        AnswerSpin.awaiting();
+        assertEquals(3, pollsOfAMiss(upTo30));
+        assertEquals(0, pollsOfAMiss(upTo30));
+        assertEquals(3, pollsOfAMiss(upTo30), "not longer after the miss");
+    }
+
     @Test
     void theBackOffIsBounded() throws Exception {
         AnswerSpin.awaiting();
