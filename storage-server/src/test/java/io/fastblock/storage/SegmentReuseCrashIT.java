@@ -16,10 +16,7 @@ import io.fastblock.storage.net.NettyTransport;
 import io.fastblock.storage.net.StorageClient;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -59,26 +56,10 @@ class SegmentReuseCrashIT {
     Path dir;
 
     private Process launch(String zk, boolean directIo) throws Exception {
-        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", cp, StorageServer.class.getName(), "--node-id=reuse", "--data-dir=" + dir.resolve("data"),
-                "--port=0", "--zk=" + zk, "--segment-size=256K", "--log-clean-target=0.05",
+        return StorageServerProcess.launch(dir, "reuse", zk, "--segment-size=256K", "--log-clean-target=0.05",
                 "--log-direct-io=" + directIo);
-        pb.redirectError(dir.resolve("stderr.log").toFile());
-        return pb.start();
     }
 
-    private static int awaitReady(Process p) throws Exception {
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String line;
-        while ((line = out.readLine()) != null && System.nanoTime() < deadline) {
-            if (line.startsWith("READY storage reuse ")) {
-                return Integer.parseInt(line.substring(line.lastIndexOf(':') + 1));
-            }
-        }
-        throw new AssertionError("storage server did not print READY (exit " + (p.isAlive() ? "running" : p.exitValue()) + ")");
-    }
 
     private static byte[] block(int writer, int block, int version) {
         byte[] b = new byte[BLOCK];
@@ -139,7 +120,7 @@ class SegmentReuseCrashIT {
             EventLoopGroup loop = NettyTransport.group(2, "reuse-client");
             Process server = launch(zkServer.getConnectString(), directIo);
             try {
-                int firstPort = awaitReady(server);
+                int firstPort = StorageServerProcess.awaitReady(server, "reuse");
                 List<Model> models = new ArrayList<>();
                 AtomicBoolean killed = new AtomicBoolean();
                 List<Thread> writers = new ArrayList<>();
@@ -203,7 +184,7 @@ class SegmentReuseCrashIT {
                 String active = segments.get(segments.size() - 1);
 
                 server = launch(zkServer.getConnectString(), directIo);
-                int port = awaitReady(server);
+                int port = StorageServerProcess.awaitReady(server, "reuse");
                 int inFlightLanded = 0;
                 try (BlockingStorageClient c = new BlockingStorageClient("127.0.0.1", port, java.time.Duration.ofSeconds(30))) {
                     for (int w = 0; w < WRITERS; w++) {

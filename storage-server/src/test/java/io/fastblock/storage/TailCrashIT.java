@@ -20,9 +20,6 @@ import io.fastblock.storage.net.NettyTransport;
 import io.fastblock.storage.net.StorageClient;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoopGroup;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -65,25 +62,9 @@ class TailCrashIT {
     private static final int TRIM_BLOCKS = 4;
 
     private Process launch(String zk, TailLayout layout) throws Exception {
-        String cp = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", cp, StorageServer.class.getName(), "--node-id=crash", "--data-dir=" + dir.resolve("data"),
-                "--port=0", "--zk=" + zk, "--segment-size=1M", "--tail-layout=" + layout.flag());
-        pb.redirectError(dir.resolve("stderr.log").toFile());
-        return pb.start();
+        return StorageServerProcess.launch(dir, "crash", zk, "--segment-size=1M", "--tail-layout=" + layout.flag());
     }
 
-    private static int awaitReady(Process p) throws Exception {
-        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String line;
-        while ((line = out.readLine()) != null && System.nanoTime() < deadline) {
-            if (line.startsWith("READY storage crash ")) {
-                return Integer.parseInt(line.substring(line.lastIndexOf(':') + 1));
-            }
-        }
-        throw new AssertionError("storage server did not print READY (exit " + (p.isAlive() ? "running" : p.exitValue()) + ")");
-    }
 
     private static byte[] block(int writer, int block) {
         byte[] b = new byte[BLOCK];
@@ -114,7 +95,7 @@ class TailCrashIT {
             EventLoopGroup loop = NettyTransport.group(2, "crash-client");
             Process server = launch(zkServer.getConnectString(), layout);
             try {
-                int firstPort = awaitReady(server);
+                int firstPort = StorageServerProcess.awaitReady(server, "crash");
                 Map<Integer, List<Integer>> acked = new ConcurrentHashMap<>();
                 Map<Integer, Model> models = new ConcurrentHashMap<>();
                 AtomicBoolean killed = new AtomicBoolean();
@@ -182,7 +163,7 @@ class TailCrashIT {
                 assertTrue(total < 4 * BLOCKS_PER_WRITER, "writers finished before the kill; nothing was in flight");
 
                 server = launch(zkServer.getConnectString(), layout);
-                int port = awaitReady(server);
+                int port = StorageServerProcess.awaitReady(server, "crash");
                 int trims = 0;
                 int overReported = 0;
                 try (BlockingStorageClient c = new BlockingStorageClient("127.0.0.1", port, java.time.Duration.ofSeconds(30))) {

@@ -83,18 +83,6 @@ class LogCleanerTest {
         }
     }
 
-    private int cleanUntilDone(LogCleaner cleaner) throws Exception {
-        int freed = 0;
-        for (int i = 0; i < 10_000; i++) {
-            int n = cleaner.cleanOnce();
-            if (n == 0) {
-                return freed;
-            }
-            freed += n;
-        }
-        throw new AssertionError("cleaner never settled");
-    }
-
     @Test
     void cleanerBringsDiskUseBackNearLiveDataAndLosesNothing() throws Exception {
         open();
@@ -102,7 +90,7 @@ class LogCleanerTest {
         long live = store.liveBytes().total();
         long diskBefore = store.diskBytes();
         assertTrue(diskBefore > 3 * live, "churn left mostly dead bytes: disk " + diskBefore + " live " + live);
-        int freed = cleanUntilDone(new LogCleaner(store, EAGER));
+        int freed = LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
         assertEquals(live, store.liveBytes().total(), "cleaning moves live bytes, it does not change them");
         System.out.printf("cleaner: live %d, disk %d -> %d, utilisation %.3f, freed %d segments, moved %.0f bytes%n",
                 live, diskBefore, store.diskBytes(), store.utilisation(), freed,
@@ -181,10 +169,10 @@ class LogCleanerTest {
                 throw new Crash();
             }
         });
-        assertThrows(Crash.class, () -> cleanUntilDone(cleaner));
+        assertThrows(Crash.class, () -> LogFixture.cleanUntilDone(cleaner));
         reopen();
         verifyAll();
-        cleanUntilDone(new LogCleaner(store, EAGER));
+        LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
         verifyAll();
         reopen();
         verifyAll();
@@ -226,7 +214,7 @@ class LogCleanerTest {
                 throw new IOException("simulated power loss");
             }
         });
-        assertThrows(IOException.class, () -> cleanUntilDone(cleaner));
+        assertThrows(IOException.class, () -> LogFixture.cleanUntilDone(cleaner));
         assertTrue(!overwritten.isEmpty());
         verifyAll();
         store.close();
@@ -235,7 +223,7 @@ class LogCleanerTest {
         open();
         assertTrue(store.recovery().replayedRecords() > overwritten.size(), "newer writes and moved records replayed");
         verifyAll();
-        cleanUntilDone(new LogCleaner(store, EAGER));
+        LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
         verifyAll();
     }
 
@@ -261,7 +249,7 @@ class LogCleanerTest {
             f.write(v ^ 0x10);
         }
         long before = store.diskBytes();
-        cleanUntilDone(new LogCleaner(store, EAGER));
+        LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
         assertTrue(Files.exists(LogSegment.pathOf(dir.resolve("log"), segment)), "the damaged segment stays for repair");
         assertTrue(store.diskBytes() < before / 2, before + " -> " + store.diskBytes());
         LogStore.LivePiece damaged = bad;

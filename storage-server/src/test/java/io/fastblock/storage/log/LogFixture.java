@@ -27,6 +27,19 @@ final class LogFixture {
         return TestBuffers.drain(store.read(chunk, offset, length, PooledByteBufAllocator.DEFAULT), length);
     }
 
+    /** Runs cleaning passes until one frees nothing; returns the segments freed. */
+    static int cleanUntilDone(LogCleaner cleaner) throws Exception {
+        int freed = 0;
+        for (int i = 0; i < 10_000; i++) {
+            int n = cleaner.cleanOnce();
+            if (n == 0) {
+                return freed;
+            }
+            freed += n;
+        }
+        throw new AssertionError("cleaner never settled");
+    }
+
     /** Number of index keys of all chunks. */
     static int indexKeys(LogStore store) throws IOException {
         return store.scanIndex(null, Integer.MAX_VALUE).size();

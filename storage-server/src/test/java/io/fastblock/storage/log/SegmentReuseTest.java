@@ -96,16 +96,7 @@ class SegmentReuseTest {
     }
 
     private int cleanUntilDone() throws Exception {
-        LogCleaner cleaner = new LogCleaner(store, EAGER);
-        int freed = 0;
-        for (int i = 0; i < 1000; i++) {
-            int n = cleaner.cleanOnce();
-            if (n == 0) {
-                return freed;
-            }
-            freed += n;
-        }
-        throw new AssertionError("cleaner never settled");
+        return LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
     }
 
     private long freeFilesOnDisk() throws IOException {
