@@ -55,7 +55,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
      *                       from the namenode (default 2 s)
      * @param answerSpin     {@code --answer-spin}: how long at most an iSCSI event loop whose only work is one
      *                       or two awaited storage answers polls for them before it sleeps (client.AnswerSpin;
-     *                       each poll lasts twice the last answer's wait, 50 µs at least); 0 turns polling off
+     *                       each poll adapts to how long answers take, from 50 µs); 0 turns polling off
      *                       (default 200us)
      */
     public record Timers(Duration requestTimeout, Duration retryBudget, Duration nopInterval, Duration nopTimeout,

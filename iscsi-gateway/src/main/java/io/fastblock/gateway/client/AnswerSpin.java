@@ -22,12 +22,13 @@ import java.util.function.LongSupplier;
  * <p>How long one poll lasts adapts to how long answers take on this machine: it starts at
  * {@link #START_NANOS} (or {@code spinNanos} if that is less), doubles after a poll that found
  * nothing, grows to twice an answer's wait at once and shrinks by 1/16 per quicker answer, never
- * below the start nor above {@code spinNanos}. Why: a fixed 50 µs poll fits a machine where a read's round trip takes
- * 30-40 µs; on a slower one (the thirtieth run's VM, ~100 µs) every poll missed, the back-off put
- * the loop to sleep and each answer paid the wake-up again. Measured there (two clusters, 8 s QD1
- * 4 KiB random reads, alternating): a fixed 150 µs poll gave a lower p50 than 50 µs in 12 of 12
- * pairs (means 124 against 144 µs); this adaptive one in 5 of 6 with one tie (137 against 150 µs),
- * for 91-97 against 70-71 µs of the gateway's CPU per read (docs/performance.md).
+ * below the start nor above {@code spinNanos}. Why: a fixed 50 µs poll fits a machine where a
+ * read's round trip takes 30-40 µs; on a slower one (the thirtieth run's VM, ~100 µs) every poll
+ * missed, the back-off put the loop to sleep and each answer paid the wake-up again. Measured
+ * there (two clusters, 8 s QD1 4 KiB random reads, alternating): a fixed 150 µs poll gave a lower
+ * p50 than 50 µs in 12 of 12 pairs (means 124 against 144 µs); this adaptive one in 5 of 6 with one
+ * tie (137 against 150 µs), for 91-97 against 70-71 µs of the gateway's CPU per read
+ * (docs/performance.md).
  *
  * <p>The count of awaited answers is per event loop thread, kept by the {@link StorageConnection}s
  * living on that loop ({@link #awaiting} and {@link #answered}, on the loop only).

@@ -119,14 +119,7 @@ public final class LogSegment implements Closeable {
     /** The log writes only bound records now; a file that starts with an unbound one was written by an earlier version. */
     private static boolean firstRecordBound(FileIo ch) throws IOException {
         ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
-        for (long at = 0; head.hasRemaining(); ) {
-            int r = ch.read(head, at);
-            if (r < 0) {
-                return false;
-            }
-            at += r;
-        }
-        LogRecord.Header h = LogRecord.parse(head.flip());
+        LogRecord.Header h = readFully(ch, 0, head) ? LogRecord.parse(head.flip()) : null;
         return h != null && h.bound();
     }
 
@@ -309,6 +302,10 @@ public final class LogSegment implements Closeable {
 
     /** Fills {@code dst} from {@code position}; returns false if the file ends first. */
     public boolean readFully(long position, ByteBuffer dst) throws IOException {
+        return readFully(channel, position, dst);
+    }
+
+    private static boolean readFully(FileIo channel, long position, ByteBuffer dst) throws IOException {
         long at = position;
         while (dst.hasRemaining()) {
             int r = channel.read(dst, at);
