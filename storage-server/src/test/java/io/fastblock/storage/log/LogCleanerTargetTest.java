@@ -1,6 +1,7 @@
 package io.fastblock.storage.log;
 
 import static io.fastblock.storage.log.LogFixture.bytes;
+import static io.fastblock.storage.log.LogFixture.cleanUntilDone;
 import static io.fastblock.storage.log.LogFixture.read;
 import static io.fastblock.storage.log.LogFixture.write;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -66,15 +67,6 @@ class LogCleanerTargetTest {
         for (int c = 0; c < CHUNKS.length; c++) {
             assertArrayEquals(ref[c], read(s, CHUNKS[c], 0, AREA), "chunk " + CHUNKS[c]);
         }
-    }
-
-    private static void cleanUntilDone(LogCleaner cleaner) throws Exception {
-        for (int i = 0; i < 10_000; i++) {
-            if (cleaner.cleanOnce() == 0) {
-                return;
-            }
-        }
-        throw new AssertionError("cleaner never settled");
     }
 
     private java.util.Map<Long, Long> liveSegments() {
