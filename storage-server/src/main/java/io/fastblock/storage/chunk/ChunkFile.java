@@ -317,10 +317,19 @@ final class ChunkFile implements Closeable {
         return lo < 0 ? null : new long[]{lo, hi};
     }
 
-    /** Checks blocks {@code [first, first+count)}; returns the bad stretches (empty when all is well). */
-    List<BlockRange> verify(long first, int count) throws IOException {
+    /**
+     * Checks blocks {@code [first, first+count)} as the device holds them, read around the page cache
+     * where {@code files} can ({@link FileIoFactory#openDirectReads}), else through it; returns the bad
+     * stretches (empty when all is well). A scrub that read cached copies would leave rot under any
+     * cached page unfound, and its reads would refill the cache with the pages memory reclaim had
+     * dropped, in the large folios that readahead makes: every later 4 KiB write into one of those
+     * walks all of its blocks (docs/performance.md, "Scrub reads around the page cache").
+     */
+    List<BlockRange> verify(long first, int count, FileIoFactory files) throws IOException {
         ByteBuffer span = scratch(count * BLOCK);
-        readBlocks(first, count, span);
+        if (!readFromDevice(first, count, span, files)) {
+            readBlocks(first, count, span);
+        }
         int[] stored = storedSums(first, count);
         List<BlockRange> out = new ArrayList<>();
         long runStart = -1;
@@ -334,6 +343,55 @@ final class ChunkFile implements Closeable {
             }
         }
         return out;
+    }
+
+    private static final ThreadLocal<ByteBuffer> DIRECT_SCRATCH = new ThreadLocal<>();
+
+    /**
+     * Reads whole blocks {@code [first, first+count)} into {@code dst} (zeros past the end of the file)
+     * through an O_DIRECT handle; false, with nothing read, where the file cannot be read so.
+     */
+    private boolean readFromDevice(long first, int count, ByteBuffer dst, FileIoFactory files) throws IOException {
+        try (FileIo direct = files.openDirectReads(data.path())) {
+            if (direct == null) {
+                return false;
+            }
+            int align = direct.writeAlignment();
+            long from = first * BLOCK;
+            long to = from + (long) count * BLOCK;
+            long alignedFrom = from - from % align;
+            long alignedTo = (to + align - 1) / align * align;
+            ByteBuffer buf = directScratch((int) (alignedTo - alignedFrom), align);
+            // Only the last read can be short (the end of the file); another read from there would be unaligned.
+            while (buf.hasRemaining()) {
+                int r = direct.read(buf, alignedFrom + buf.position());
+                if (r <= 0 || buf.position() % align != 0) {
+                    break;
+                }
+            }
+            int got = buf.position();
+            int skip = (int) (from - alignedFrom);
+            int start = dst.position();
+            dst.limit(start + count * BLOCK);
+            if (got > skip) {
+                dst.put(buf.duplicate().position(skip).limit(Math.min(got, skip + count * BLOCK)));
+            }
+            while (dst.hasRemaining()) {
+                dst.put((byte) 0);
+            }
+            dst.position(start);
+            return true;
+        }
+    }
+
+    /** A thread's buffer for direct reads: {@code bytes} long, its address a multiple of {@code align}. */
+    private static ByteBuffer directScratch(int bytes, int align) {
+        ByteBuffer b = DIRECT_SCRATCH.get();
+        if (b == null || b.capacity() < bytes || b.alignmentOffset(0, align) != 0) {
+            b = ByteBuffer.allocateDirect(bytes + align).alignedSlice(align);
+            DIRECT_SCRATCH.set(b);
+        }
+        return b.clear().limit(bytes);
     }
 
     /** Number of blocks the data file spans. */

@@ -841,7 +841,7 @@ public final class ChunkStore implements Closeable {
                 int blocks = good.readableBytes() / ChunkFile.BLOCK;
                 for (int i = 0; i < blocks; i++) {
                     long at = offset + (long) i * ChunkFile.BLOCK;
-                    if (watch.touches(at, at + ChunkFile.BLOCK) || f.verify(at / ChunkFile.BLOCK, 1).isEmpty()) {
+                    if (watch.touches(at, at + ChunkFile.BLOCK) || f.verify(at / ChunkFile.BLOCK, 1, files).isEmpty()) {
                         continue;
                     }
                     f.write(at, new ByteBuffer[]{good.nioBuffer(good.readerIndex() + i * ChunkFile.BLOCK, ChunkFile.BLOCK)},
@@ -955,7 +955,7 @@ public final class ChunkStore implements Closeable {
     public CompletableFuture<List<BlockRange>> verifyAsync(ChunkId chunk, long firstBlock, int count) {
         return onStripe(chunk, () -> {
             ChunkFile f = resyncing.containsKey(chunk) ? null : file(chunk, false);
-            return f == null ? List.<BlockRange>of() : f.verify(firstBlock, count);
+            return f == null ? List.<BlockRange>of() : f.verify(firstBlock, count, files);
         });
     }
 

@@ -33,7 +33,8 @@ public interface FileIo extends Closeable {
     /**
      * What every write through this handle must be a multiple of: its position, its length and its
      * buffer's address. 1 for a file written through the page cache; the filesystem's block size for
-     * one opened by {@link FileIoFactory#openDirect}.
+     * one opened by {@link FileIoFactory#openDirect}, and for every read through one opened by
+     * {@link FileIoFactory#openDirectReads}.
      */
     default int writeAlignment() {
         return 1;

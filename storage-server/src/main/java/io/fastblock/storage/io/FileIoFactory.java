@@ -28,6 +28,19 @@ public interface FileIoFactory {
     }
 
     /**
+     * Opens an existing file for reads that bypass the page cache (O_DIRECT), or returns null where
+     * this layer or the file's filesystem cannot. Such a read returns what the device holds: the
+     * kernel first writes back the range's dirty cached pages, so it also sees every completed
+     * write, and it neither fills the cache nor sizes cached folios. Positions, lengths and buffer
+     * addresses must be multiples of the handle's {@link FileIo#writeAlignment}, reads included; a
+     * read that reaches the end of the file returns fewer bytes. The scrubber reads this way: a check
+     * of a cached copy would say nothing about the disk it is there to check.
+     */
+    default FileIo openDirectReads(Path file) throws IOException {
+        return null;
+    }
+
+    /**
      * Makes the directory's entries durable: a file created (or renamed, or deleted) in it
      * survives a power loss only after this.
      */

@@ -25,6 +25,11 @@ public class ForwardingFileIoFactory implements FileIoFactory {
     }
 
     @Override
+    public FileIo openDirectReads(Path file) throws IOException {
+        return to.openDirectReads(file);
+    }
+
+    @Override
     public void syncDirectory(Path dir) throws IOException {
         to.syncDirectory(dir);
     }

@@ -19,9 +19,18 @@ public final class RealFileIo implements FileIo {
 
         @Override
         public FileIo openDirect(Path file) throws IOException {
+            return direct(file, StandardOpenOption.WRITE);
+        }
+
+        @Override
+        public FileIo openDirectReads(Path file) throws IOException {
+            return direct(file, StandardOpenOption.READ);
+        }
+
+        private FileIo direct(Path file, StandardOpenOption mode) throws IOException {
             FileChannel ch;
             try {
-                ch = FileChannel.open(file, StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT);
+                ch = FileChannel.open(file, mode, com.sun.nio.file.ExtendedOpenOption.DIRECT);
             } catch (UnsupportedOperationException e) {
                 return null; // no O_DIRECT in this JDK or on this platform
             } catch (java.nio.file.NoSuchFileException e) {
@@ -30,7 +39,7 @@ public final class RealFileIo implements FileIo {
                 return null; // EINVAL: the filesystem (tmpfs, some FUSE ones) has no O_DIRECT
             }
             try {
-                // The JDK checks direct writes against the filesystem's block size (statvfs f_frsize).
+                // The JDK checks direct reads and writes against the filesystem's block size (statvfs f_frsize).
                 int alignment = (int) java.nio.file.Files.getFileStore(file).getBlockSize();
                 if (alignment < 1 || Integer.bitCount(alignment) != 1) {
                     ch.close();

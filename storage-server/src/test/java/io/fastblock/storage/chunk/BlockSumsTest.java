@@ -173,12 +173,12 @@ class BlockSumsTest {
                 f.write((long) r.nextInt(64) * ChunkFile.BLOCK, new ByteBuffer[] {ByteBuffer.wrap(block.clone())});
             }
             assertEquals(0, crc[0].writes, "50 writes, no sidecar write");
-            assertEquals(java.util.List.of(), f.verify(0, 64), "reads check against the entries in memory");
+            assertEquals(java.util.List.of(), f.verify(0, 64, files), "reads check against the entries in memory");
             f.force();
             assertEquals(1, crc[0].writes);
             f.releaseSums();
             assertFalse(f.sumsHeld());
-            assertEquals(java.util.List.of(), f.verify(0, 64), "and against the file once released");
+            assertEquals(java.util.List.of(), f.verify(0, 64, files), "and against the file once released");
         }
     }
 
