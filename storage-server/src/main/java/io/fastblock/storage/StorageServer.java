@@ -146,7 +146,9 @@ public final class StorageServer implements AutoCloseable {
         ReplicaStorage storage = new ReplicaStorage(chunks, log, chainBlocking, config.tailLayout());
         integrity = new NodeIntegrity(nodeId, chunks, groups, nodes, groupChunks::groupOf,
                 ownLog(), workers,
-                metrics.registry(), NodeIntegrity.Settings.DEFAULTS).withCopyLimiter(copyLimiter);
+                metrics.registry(), new NodeIntegrity.Settings(config.background().scrubBytesPerSecond(),
+                        java.time.Duration.ofMillis(config.background().scrubPauseMillis()), config.background().scrub(),
+                        NodeIntegrity.Settings.DEFAULTS.resyncRetryMillis())).withCopyLimiter(copyLimiter);
         storage.withRepairingReads(integrity.readRepair(), groups).withResync(integrity::resync);
         io.fastblock.storage.net.ClientChannels clients = new io.fastblock.storage.net.ClientChannels();
         service = new ReplicaService(nodeId, groups, forwarder, storage, groupChunks,

@@ -198,11 +198,14 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         int zkSessionTimeoutMs = cl.getInt("zk-session-timeout-ms", DEFAULT_ZK_SESSION_TIMEOUT_MS);
         BackgroundRates b = BackgroundRates.DEFAULTS;
         String copyRate = cl.get("copy-rate", null);
-        String scrubRate = cl.get("log-scrub-rate", null);
+        String logScrubRate = cl.get("log-scrub-rate", null);
+        String scrubRate = cl.get("scrub-rate", null);
         BackgroundRates background = new BackgroundRates(
                 copyRate == null ? b.copyBytesPerSecond() : rate("copy-rate", copyRate),
-                scrubRate == null ? b.logScrubBytesPerSecond() : rate("log-scrub-rate", scrubRate),
-                cl.getLong("log-scrub-pause-ms", b.logScrubPauseMillis()));
+                logScrubRate == null ? b.logScrubBytesPerSecond() : rate("log-scrub-rate", logScrubRate),
+                cl.getLong("log-scrub-pause-ms", b.logScrubPauseMillis()),
+                scrubRate == null ? b.scrubBytesPerSecond() : rate("scrub-rate", scrubRate),
+                cl.getLong("scrub-pause-ms", b.scrubPauseMillis()));
         // Failure domains for placement: replicas of a chunk go to distinct racks, else distinct hosts.
         Map<String, String> labels = new TreeMap<>();
         String host = cl.get("host-label", "");
