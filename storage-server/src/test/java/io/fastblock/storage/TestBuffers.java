@@ -2,7 +2,7 @@ package io.fastblock.storage;
 
 import io.netty.buffer.ByteBuf;
 
-/** What the stores' read paths hand back, as bytes a test can compare. */
+/** What the stores' read paths hand back, as bytes a test can compare; and seeded data to write. */
 public final class TestBuffers {
     private TestBuffers() {
     }
@@ -16,5 +16,12 @@ public final class TestBuffers {
         } finally {
             b.release();
         }
+    }
+
+    /** {@code length} bytes from a {@link java.util.Random} seeded with {@code seed}. */
+    public static byte[] random(int length, long seed) {
+        byte[] b = new byte[length];
+        new java.util.Random(seed).nextBytes(b);
+        return b;
     }
 }

@@ -79,9 +79,7 @@ class IntegrityTest {
     }
 
     private static byte[] random(int n, long seed) {
-        byte[] d = new byte[n];
-        new Random(seed).nextBytes(d);
-        return d;
+        return io.fastblock.storage.TestBuffers.random(n, seed);
     }
 
     @Test
