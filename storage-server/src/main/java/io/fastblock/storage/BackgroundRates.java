@@ -9,9 +9,12 @@ public record BackgroundRates(long copyBytesPerSecond, long logScrubBytesPerSeco
                               long scrubBytesPerSecond, long scrubPauseMillis) {
     /**
      * Copies at 128 MiB/s bring a 16 GiB member back in about two minutes while leaving most of a
-     * disk to clients; each scrubber verifies about 30 GiB an hour.
+     * disk to clients; each scrubber verifies about 30 GiB an hour (the chunk scrubber's figures are
+     * {@link io.fastblock.storage.integrity.NodeIntegrity.Settings#DEFAULTS}').
      */
-    public static final BackgroundRates DEFAULTS = new BackgroundRates(128L << 20, 8L << 20, 600_000, 8L << 20, 600_000);
+    public static final BackgroundRates DEFAULTS = new BackgroundRates(128L << 20, 8L << 20, 600_000,
+            io.fastblock.storage.integrity.NodeIntegrity.Settings.DEFAULTS.scrubBytesPerSecond(),
+            io.fastblock.storage.integrity.NodeIntegrity.Settings.DEFAULTS.scrubPause().toMillis());
 
     public BackgroundRates {
         if (copyBytesPerSecond < 0) {
@@ -33,7 +36,8 @@ public record BackgroundRates(long copyBytesPerSecond, long logScrubBytesPerSeco
 
     /** Copy and log-scrub rates as given, the chunk scrubber at its defaults. */
     public BackgroundRates(long copyBytesPerSecond, long logScrubBytesPerSecond, long logScrubPauseMillis) {
-        this(copyBytesPerSecond, logScrubBytesPerSecond, logScrubPauseMillis, 8L << 20, 600_000);
+        this(copyBytesPerSecond, logScrubBytesPerSecond, logScrubPauseMillis, DEFAULTS.scrubBytesPerSecond(),
+                DEFAULTS.scrubPauseMillis());
     }
 
     public boolean logScrub() {

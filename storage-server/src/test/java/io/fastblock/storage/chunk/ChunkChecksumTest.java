@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ChunkChecksumTest {
+public class ChunkChecksumTest {
     private static final int BLOCK = ChunkFile.BLOCK;
     @TempDir
     Path dir;
@@ -34,7 +34,7 @@ class ChunkChecksumTest {
         store.writeAsync(1, 1, c, off, Unpooled.wrappedBuffer(data)).get(10, TimeUnit.SECONDS);
     }
 
-    static void flipBit(Path file, long position) throws Exception {
+    public static void flipBit(Path file, long position) throws Exception {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             f.seek(position);
             int b = f.read();

@@ -11,7 +11,6 @@ import io.fastblock.storage.io.FileIoFactory;
 import io.fastblock.storage.io.ForwardingFileIo;
 import io.fastblock.storage.io.ForwardingFileIoFactory;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
@@ -93,12 +92,7 @@ class ScrubReadTest {
         try (ChunkFile f = ChunkFile.open(C, file, files, true)) {
             f.write(0, new ByteBuffer[] {ByteBuffer.wrap(random(16 * BLOCK, 3))});
             f.force();
-            try (RandomAccessFile raw = new RandomAccessFile(file.toFile(), "rw")) {
-                raw.seek(9L * BLOCK + 4000);
-                int b = raw.read();
-                raw.seek(9L * BLOCK + 4000);
-                raw.write(b ^ 0x01);
-            }
+            ChunkChecksumTest.flipBit(file, 9L * BLOCK + 4000);
             assertEquals(List.of(new BlockRange(9L * BLOCK, BLOCK)), f.verify(0, 16, files));
             assertEquals(List.of(new BlockRange(9L * BLOCK, BLOCK)), f.verify(8, 2, files));
             assertEquals(List.of(), f.verify(10, 6, files));
@@ -129,12 +123,7 @@ class ScrubReadTest {
         try (ChunkFile f = ChunkFile.open(C, file, plain, true)) {
             f.write(0, new ByteBuffer[] {ByteBuffer.wrap(random(8 * BLOCK, 5))});
             f.force();
-            try (RandomAccessFile raw = new RandomAccessFile(file.toFile(), "rw")) {
-                raw.seek(2L * BLOCK);
-                int b = raw.read();
-                raw.seek(2L * BLOCK);
-                raw.write(b ^ 0x80);
-            }
+            ChunkChecksumTest.flipBit(file, 2L * BLOCK);
             bufferedBytes.set(0);
             assertEquals(List.of(new BlockRange(2L * BLOCK, BLOCK)), f.verify(0, 8, plain));
             assertEquals(8L * BLOCK, bufferedBytes.get());

@@ -12,11 +12,11 @@ import io.fastblock.protocol.Status;
 import io.fastblock.storage.BackgroundRates;
 import io.fastblock.storage.StorageServer;
 import io.fastblock.storage.StorageServerConfig;
+import io.fastblock.storage.TestBuffers;
+import io.fastblock.storage.chunk.ChunkChecksumTest;
 import io.fastblock.storage.chunk.ChunkStore;
-import java.io.RandomAccessFile;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,8 +37,7 @@ class ServerChunkScrubTest {
         BackgroundRates rates = new BackgroundRates(BackgroundRates.DEFAULTS.copyBytesPerSecond(), 0, 600_000, 64L << 20, 100);
         try (ThreeNodeChain chain = new ThreeNodeChain(dir, 7, rates)) {
             ChunkId chunk = new ChunkId(41, 0);
-            byte[] d = new byte[SIZE];
-            new Random(41).nextBytes(d);
+            byte[] d = TestBuffers.random(SIZE, 41);
             assertEquals(Status.OK, chain.write(chunk, 0, d).status());
             StorageServer head = chain.server("a");
             assertNotNull(head.integrity().scrubber(), "the server started its chunk scrubber");
@@ -47,12 +46,7 @@ class ServerChunkScrubTest {
             store.force(chunk); // on the disk: the flip below then changes what the disk holds
             IntegrityMetrics m = head.integrity().metrics();
             double repairs = m.repairs.count();
-            try (RandomAccessFile f = new RandomAccessFile(store.fileOf(chunk).toFile(), "rw")) {
-                f.seek(5 * 4096 + 77);
-                int b = f.read();
-                f.seek(5 * 4096 + 77);
-                f.write(b ^ 0x04);
-            }
+            ChunkChecksumTest.flipBit(store.fileOf(chunk), 5 * 4096 + 77);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (m.repairs.count() < repairs + 1 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
