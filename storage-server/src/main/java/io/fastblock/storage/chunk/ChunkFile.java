@@ -1,6 +1,7 @@
 package io.fastblock.storage.chunk;
 
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
 import java.io.Closeable;
@@ -345,8 +346,6 @@ final class ChunkFile implements Closeable {
         return out;
     }
 
-    private static final ThreadLocal<ByteBuffer> DIRECT_SCRATCH = new ThreadLocal<>();
-
     /**
      * Reads whole blocks {@code [first, first+count)} into {@code dst} (zeros past the end of the file)
      * through an O_DIRECT handle; false, with nothing read, where the file cannot be read so.
@@ -356,42 +355,16 @@ final class ChunkFile implements Closeable {
             if (direct == null) {
                 return false;
             }
-            int align = direct.writeAlignment();
-            long from = first * BLOCK;
-            long to = from + (long) count * BLOCK;
-            long alignedFrom = from - from % align;
-            long alignedTo = (to + align - 1) / align * align;
-            ByteBuffer buf = directScratch((int) (alignedTo - alignedFrom), align);
-            // Only the last read can be short (the end of the file); another read from there would be unaligned.
-            while (buf.hasRemaining()) {
-                int r = direct.read(buf, alignedFrom + buf.position());
-                if (r <= 0 || buf.position() % align != 0) {
-                    break;
-                }
-            }
-            int got = buf.position();
-            int skip = (int) (from - alignedFrom);
+            ByteBuffer got = DeviceReads.read(direct, first * BLOCK, count * BLOCK);
             int start = dst.position();
             dst.limit(start + count * BLOCK);
-            if (got > skip) {
-                dst.put(buf.duplicate().position(skip).limit(Math.min(got, skip + count * BLOCK)));
-            }
+            dst.put(got);
             while (dst.hasRemaining()) {
                 dst.put((byte) 0);
             }
             dst.position(start);
             return true;
         }
-    }
-
-    /** A thread's buffer for direct reads: {@code bytes} long, its address a multiple of {@code align}. */
-    private static ByteBuffer directScratch(int bytes, int align) {
-        ByteBuffer b = DIRECT_SCRATCH.get();
-        if (b == null || b.capacity() < bytes || b.alignmentOffset(0, align) != 0) {
-            b = ByteBuffer.allocateDirect(bytes + align).alignedSlice(align);
-            DIRECT_SCRATCH.set(b);
-        }
-        return b.clear().limit(bytes);
     }
 
     /** Number of blocks the data file spans. */

@@ -1,5 +1,7 @@
 package io.fastblock.storage.log;
 
+import io.fastblock.storage.io.DeviceReads;
+import io.fastblock.storage.io.FileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -33,25 +35,40 @@ final class HeaderWalk {
         this.segment = segment;
     }
 
-    /** Visits every record's header up to {@code size}; throws if a position holds no valid header. */
+    /**
+     * Visits every record's header up to {@code size}; throws if a position holds no valid header.
+     * The segment is read around the page cache where its files allow it: the log is written so, and
+     * a walk through the cache would allocate and fill pages for data that is read once (in a profile
+     * of QD32 random overwrites, the walk's buffered reads were 8% of the storage servers' CPU).
+     */
     void walk(long size, Visitor visitor) throws IOException {
-        ByteBuffer window = ByteBuffer.allocate(WINDOW);
-        ByteBuffer alone = ByteBuffer.allocate(LogRecord.HEADER_MOVED);
-        ByteBuffer current = window.limit(0);
+        try (FileIo direct = segment.openDirectReads()) {
+            walk(size, visitor, direct);
+        }
+    }
+
+    private void walk(long size, Visitor visitor, FileIo direct) throws IOException {
+        ByteBuffer window = direct == null ? ByteBuffer.allocate(WINDOW) : null;
+        ByteBuffer alone = direct == null ? ByteBuffer.allocate(LogRecord.HEADER_MOVED) : null;
+        ByteBuffer current = ByteBuffer.allocate(0);
         long currentStart = 0;
         int lastSize = 0;
         long pos = 0;
         while (pos < size) {
             if (pos + LogRecord.HEADER > currentStart + current.limit()) {
-                current = lastSize >= STEP_OVER ? alone : window;
-                current.clear().limit((int) Math.min(current.capacity(), size - pos));
-                currentStart = pos;
-                if (!segment.readFully(pos, current)) {
-                    current.limit(0);
+                int want = (int) Math.min(lastSize >= STEP_OVER ? LogRecord.HEADER_MOVED : WINDOW, size - pos);
+                if (direct != null) {
+                    current = DeviceReads.read(direct, pos, want);
+                } else {
+                    current = (want > alone.capacity() ? window : alone).clear().limit(want);
+                    if (!segment.readFully(pos, current)) {
+                        current.limit(0);
+                    }
+                    current.flip();
                 }
-                bytesRead += current.position();
+                currentStart = pos;
+                bytesRead += current.limit();
                 reads++;
-                current.flip();
             }
             LogRecord.Header h = LogRecord.parse(current.duplicate().position((int) (pos - currentStart)));
             if (h == null) {

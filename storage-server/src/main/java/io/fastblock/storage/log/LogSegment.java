@@ -300,6 +300,14 @@ public final class LogSegment implements Closeable {
         return channel.size();
     }
 
+    /**
+     * A handle that reads the segment around the page cache ({@link FileIoFactory#openDirectReads}),
+     * or null where its files cannot be read so; the caller closes it.
+     */
+    FileIo openDirectReads() throws IOException {
+        return files.openDirectReads(path);
+    }
+
     /** Fills {@code dst} from {@code position}; returns false if the file ends first. */
     public boolean readFully(long position, ByteBuffer dst) throws IOException {
         return readFully(channel, position, dst);

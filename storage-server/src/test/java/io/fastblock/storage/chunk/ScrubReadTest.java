@@ -2,19 +2,14 @@ package io.fastblock.storage.chunk;
 
 import static io.fastblock.storage.TestBuffers.random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
-import io.fastblock.storage.io.FileIo;
-import io.fastblock.storage.io.FileIoFactory;
-import io.fastblock.storage.io.ForwardingFileIo;
-import io.fastblock.storage.io.ForwardingFileIoFactory;
+import io.fastblock.storage.io.ReadCountingFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,44 +27,11 @@ class ScrubReadTest {
     @TempDir
     Path dir;
 
-    /** Bytes read through direct handles and through buffered ones, counted separately. */
-    private final AtomicLong directBytes = new AtomicLong();
-    private final AtomicLong bufferedBytes = new AtomicLong();
-    private FileIoFactory files;
+    private ReadCountingFiles files;
 
     @BeforeEach
     void counting() throws IOException {
-        FileIo probe = FileIoFactory.real().openDirectReads(java.nio.file.Files.createFile(dir.resolve("probe")));
-        assertNotNull(probe, "the test directory's filesystem takes O_DIRECT reads (tests run on a disk, not tmpfs)");
-        probe.close();
-        files = new ForwardingFileIoFactory(FileIoFactory.real()) {
-            @Override
-            public FileIo open(Path file, boolean create) throws IOException {
-                return counted(to.open(file, create), bufferedBytes, 1);
-            }
-
-            @Override
-            public FileIo openDirectReads(Path file) throws IOException {
-                FileIo d = to.openDirectReads(file);
-                return d == null ? null : counted(d, directBytes, d.writeAlignment());
-            }
-        };
-    }
-
-    private static FileIo counted(FileIo io, AtomicLong bytes, int alignment) {
-        return new ForwardingFileIo(io) {
-            @Override
-            public int read(ByteBuffer dst, long position) throws IOException {
-                int n = super.read(dst, position);
-                bytes.addAndGet(Math.max(0, n));
-                return n;
-            }
-
-            @Override
-            public int writeAlignment() {
-                return alignment;
-            }
-        };
+        files = ReadCountingFiles.in(dir, true);
     }
 
     @Test
@@ -78,11 +40,11 @@ class ScrubReadTest {
             f.write(0, new ByteBuffer[] {ByteBuffer.wrap(random(64 * BLOCK, 1))});
             // Rewritten in place and never forced: only the page cache has these bytes until the check.
             f.write(5L * BLOCK + 100, new ByteBuffer[] {ByteBuffer.wrap(random(3 * BLOCK, 2))});
-            bufferedBytes.set(0);
+            files.bufferedBytes.set(0);
             assertEquals(List.of(), f.verify(0, 64, files));
             assertEquals(List.of(), f.verify(3, 5, files), "a range that starts inside the file");
-            assertEquals(0, bufferedBytes.get(), "the check reads nothing through the page cache");
-            assertEquals((64 + 5) * (long) BLOCK, directBytes.get(), "every block checked came from the device");
+            assertEquals(0, files.bufferedBytes.get(), "the check reads nothing through the page cache");
+            assertEquals((64 + 5) * (long) BLOCK, files.directBytes.get(), "every block checked came from the device");
         }
     }
 
@@ -107,27 +69,22 @@ class ScrubReadTest {
             assertEquals(3L * BLOCK + 512, f.size());
             assertEquals(List.of(), f.verify(0, 4, files));
             assertEquals(List.of(), f.verify(2, 6, files), "blocks wholly past the end are zeros, as unwritten blocks are");
-            assertTrue(directBytes.get() > 0);
+            assertTrue(files.directBytes.get() > 0);
         }
     }
 
     @Test
     void withoutDirectReadsTheCheckGoesThroughThePageCache() throws Exception {
-        FileIoFactory plain = new ForwardingFileIoFactory(files) {
-            @Override
-            public FileIo openDirectReads(Path file) {
-                return null;
-            }
-        };
+        ReadCountingFiles plain = ReadCountingFiles.in(dir, false);
         Path file = dir.resolve("c");
         try (ChunkFile f = ChunkFile.open(C, file, plain, true)) {
             f.write(0, new ByteBuffer[] {ByteBuffer.wrap(random(8 * BLOCK, 5))});
             f.force();
             ChunkChecksumTest.flipBit(file, 2L * BLOCK);
-            bufferedBytes.set(0);
+            plain.bufferedBytes.set(0);
             assertEquals(List.of(new BlockRange(2L * BLOCK, BLOCK)), f.verify(0, 8, plain));
-            assertEquals(8L * BLOCK, bufferedBytes.get());
-            assertEquals(0, directBytes.get());
+            assertEquals(8L * BLOCK, plain.bufferedBytes.get());
+            assertEquals(0, plain.directBytes.get());
         }
     }
 }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
+import io.fastblock.storage.io.ReadCountingFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -141,6 +143,44 @@ class HeaderWalkTest {
             }
             assertTrue(windowed && alone, "segments of both kinds: " + windowed + ", " + alone);
         }
+    }
+
+    @Test
+    void theWalkReadsAroundThePageCacheWhereTheFilesAllowAndFindsTheSameRecordsEitherWay() throws Exception {
+        List<List<String>> found = new ArrayList<>();
+        for (boolean direct : new boolean[] {true, false}) {
+            Path d = dir.resolve("direct-" + direct);
+            java.nio.file.Files.createDirectories(d);
+            ReadCountingFiles files = ReadCountingFiles.in(d, direct);
+            Random r = new Random(5);
+            ChunkId c = new ChunkId(9, 4);
+            try (LogStore store = LogStore.open(d, 1 << 20, new StorageMetrics(), BaseFiles.NONE, 0, files)) {
+                for (int i = 0; i < 300; i++) {
+                    // odd sizes, so that most windows start between two of the device's blocks
+                    write(store, c, (long) K * r.nextInt(256), bytes(K * (1 + r.nextInt(3)) + 24 * r.nextInt(9), i));
+                }
+                List<String> walked = new ArrayList<>();
+                long sizes = 0;
+                for (LogSegment s : store.sealedSegments()) {
+                    files.directBytes.set(0);
+                    files.bufferedBytes.set(0);
+                    HeaderWalk walk = new HeaderWalk(s);
+                    walk.walk(s.size(), (pos, h) -> walked.add(s.number() + "@" + pos + ":" + h));
+                    sizes += s.size();
+                    // all bytes but the tails of records cut by a window's end (the next window starts at the next header)
+                    long least = s.size() - walk.reads() * 4L * K;
+                    AtomicLong other = direct ? files.bufferedBytes : files.directBytes;
+                    AtomicLong through = direct ? files.directBytes : files.bufferedBytes;
+                    assertEquals(0, other.get(), "segment " + s.number() + " read " + (direct ? "through" : "around")
+                            + " the page cache");
+                    assertTrue(through.get() >= least && walk.bytesRead() >= least, through.get() + " bytes read"
+                            + " for a segment of " + s.size());
+                }
+                assertTrue(store.sealedSegments().size() >= 2 && sizes > 0, "sealed segments walked");
+                found.add(walked);
+            }
+        }
+        assertEquals(found.get(1), found.get(0), "the same records read around the page cache and through it");
     }
 
     /** Every header of the segment, found by reading all of it and parsing record after record. */
