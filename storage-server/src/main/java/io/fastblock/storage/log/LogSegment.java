@@ -3,6 +3,7 @@ package io.fastblock.storage.log;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
 import java.nio.file.Files;
@@ -62,6 +63,10 @@ public final class LogSegment implements Closeable {
     /** Writes around the page cache, opened at the first write; null before, or where there are none. */
     private volatile AlignedAppender appender;
     private boolean appenderTried;
+    /** Reads around the page cache, opened at the first such read; null before, or where there are none. */
+    private FileIo directReads;
+    private boolean directReadsTried;
+    private final Object directReadsLock = new Object();
 
     /** Every record in the file is bound to its segment ({@link LogRecord}), so the file may be reused. */
     private final boolean boundOnly;
@@ -301,11 +306,46 @@ public final class LogSegment implements Closeable {
     }
 
     /**
-     * A handle that reads the segment around the page cache ({@link FileIoFactory#openDirectReads}),
-     * or null where its files cannot be read so; the caller closes it.
+     * The segment's handle for reads around the page cache ({@link FileIoFactory#openDirectReads}),
+     * opened at first use and closed with the segment; null where its files cannot be read so.
      */
-    FileIo openDirectReads() throws IOException {
-        return files.openDirectReads(path);
+    FileIo directReads() throws IOException {
+        synchronized (directReadsLock) {
+            if (!directReadsTried) {
+                directReadsTried = true;
+                directReads = files.openDirectReads(path);
+            }
+            return directReads;
+        }
+    }
+
+    private void closeDirectReads() throws IOException {
+        synchronized (directReadsLock) {
+            directReadsTried = true;
+            FileIo d = directReads;
+            directReads = null;
+            if (d != null) {
+                d.close();
+            }
+        }
+    }
+
+    /**
+     * Fills {@code dst} from {@code position} as the device holds it, around the page cache where the
+     * files allow; returns false if the file ends first. The log is written around the cache, and what
+     * is read of it (the cleaner's copies, the scrub, a resync, a read that finds a tail's record) is
+     * rarely read again soon: through the cache each read would cost a page allocation and a copy, and
+     * leave pages for memory reclaim.
+     */
+    public boolean readAround(long position, ByteBuffer dst) throws IOException {
+        FileIo d = directReads();
+        if (d == null) {
+            return readFully(position, dst);
+        }
+        ByteBuffer got = DeviceReads.read(d, position, dst.remaining());
+        boolean whole = got.remaining() == dst.remaining();
+        dst.put(got);
+        return whole;
     }
 
     /** Fills {@code dst} from {@code position}; returns false if the file ends first. */
@@ -380,6 +420,7 @@ public final class LogSegment implements Closeable {
     void release() throws IOException {
         if (refs.decrementAndGet() == 0) {
             closeAppender();
+            closeDirectReads();
             channel.close();
             if (retired) {
                 Path to = reuseAs;
@@ -418,6 +459,7 @@ public final class LogSegment implements Closeable {
     @Override
     public void close() throws IOException {
         closeAppender();
+        closeDirectReads();
         channel.close();
     }
 }
