@@ -1,5 +1,6 @@
 package io.fastblock.gateway;
 
+import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.gateway.client.FastClient;
 import io.fastblock.gateway.iscsi.IscsiServer;
 import java.util.concurrent.CountDownLatch;
@@ -45,6 +46,10 @@ public final class Gateway implements AutoCloseable {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
         GatewayConfig config;
+        if (CommandLine.wantsHelp(args)) {
+            System.out.print(GatewayConfig.usage());
+            return;
+        }
         try {
             config = GatewayConfig.fromArgs(args);
         } catch (IllegalArgumentException e) {

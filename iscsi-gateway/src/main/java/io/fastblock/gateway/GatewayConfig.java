@@ -94,14 +94,44 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         return fromArgs();
     }
 
+    /** What {@code --help} says of each flag; the defaults are added from the parse itself. */
+    static final java.util.Map<String, String> FLAGS = java.util.Map.ofEntries(
+            java.util.Map.entry("listen", "address the iSCSI portal binds"),
+            java.util.Map.entry("port", "TCP port of the portal"),
+            java.util.Map.entry("portal", "address SendTargets advertises, host:port"),
+            java.util.Map.entry("namenode", "base URLs of the namenodes, comma-separated, tried in order"),
+            java.util.Map.entry("queue-depth", "commands a session may have outstanding (the CmdSN window), 1..4096"),
+            java.util.Map.entry("data-memory", "bytes of command data all sessions may hold at once"
+                    + " (default: half the JVM's direct memory limit)"),
+            java.util.Map.entry("request-timeout", "how long one attempt of a storage request may go unanswered"
+                    + " before it is retried"),
+            java.util.Map.entry("retry-budget", "how long a volume request keeps being retried across chain repairs;"
+                    + " keep it inside the initiator's abort timer (15s for open-iscsi)"),
+            java.util.Map.entry("nop-interval", "idle time after which an initiator is pinged with a NOP-In"),
+            java.util.Map.entry("nop-timeout", "how long an unanswered NOP-In is waited for before the connection closes"),
+            java.util.Map.entry("lease-renewal", "how often a held write lease is renewed; 0: a third of its lifetime"),
+            java.util.Map.entry("qos-poll", "how often an open volume's record (QoS, size, layers) is read again"),
+            java.util.Map.entry("answer-spin", "how long an event loop awaiting one or two storage answers polls for"
+                    + " them before it sleeps; 0: no polling"));
+
     public static GatewayConfig fromArgs(String... args) {
-        CommandLine cl = CommandLine.parse(args);
+        return from(CommandLine.parse(args));
+    }
+
+    /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
+    public static String usage() {
+        CommandLine cl = CommandLine.parse();
+        from(cl);
+        return cl.usage("gateway [--name=value ...]  (durations: 50us, 500ms, 4s, 1m)", FLAGS);
+    }
+
+    static GatewayConfig from(CommandLine cl) {
         String host = cl.get("listen", "127.0.0.1");
         int port = cl.getInt("port", Ports.ISCSI);
         String portal = cl.get("portal", host + ":" + port);
         String urls = cl.get("namenode", "http://127.0.0.1:" + Ports.NAMENODE_HTTP);
         int qd = cl.getInt("queue-depth", 128);
-        String mem = cl.get("data-memory", null);
+        String mem = cl.given("data-memory", null);
         long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
@@ -117,7 +147,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
     }
 
     private static Duration duration(CommandLine cl, String name, Duration defaultValue) {
-        String v = cl.get(name, null);
+        String v = cl.given(name, format(defaultValue));
         if (v == null) {
             return defaultValue;
         }

@@ -66,4 +66,15 @@ class GatewayConfigTest {
                 () -> GatewayConfig.fromArgs("--data-memory=512K"));
         assertTrue(small.getMessage().contains("--data-memory must be at least 1M"), small.getMessage());
     }
+
+    @Test
+    void helpDescribesEveryFlagTheParseReadsAndNoOther() {
+        io.fastblock.protocol.config.CommandLine cl = io.fastblock.protocol.config.CommandLine.parse();
+        GatewayConfig.from(cl);
+        assertEquals("", cl.mismatch(GatewayConfig.FLAGS));
+        String usage = GatewayConfig.usage();
+        for (String flag : cl.flagsRead()) {
+            assertTrue(usage.contains("\n  --" + flag + " "), flag + " in " + usage);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package io.fastblock.local;
 
+import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.protocol.Iqn;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -39,6 +40,10 @@ public final class LocalCluster implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         LocalClusterConfig config;
+        if (CommandLine.wantsHelp(args)) {
+            System.out.print(LocalClusterConfig.usage());
+            return;
+        }
         try {
             config = LocalClusterConfig.fromArgs(args);
         } catch (IllegalArgumentException e) {

@@ -32,8 +32,45 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
         gatewayArgs = gatewayArgs == null ? List.of() : List.copyOf(gatewayArgs);
     }
 
+    /** What {@code --help} says of each flag; the defaults are added from the parse itself. */
+    static final java.util.Map<String, String> FLAGS = java.util.Map.ofEntries(
+            java.util.Map.entry("data-dir", "every process's data goes under this directory; running again on it"
+                    + " brings the data back"),
+            java.util.Map.entry("zk-port", "ZooKeeper's client port (the first, with --zk-servers)"),
+            java.util.Map.entry("namenode-port", "the namenode's REST port (the first, with --namenodes)"),
+            java.util.Map.entry("storage-port", "the first storage server's port; the others follow"),
+            java.util.Map.entry("storage-count", "storage servers, at least 3"),
+            java.util.Map.entry("iscsi-port", "the gateway's iSCSI port"),
+            java.util.Map.entry("chunk-size", "chunk size of the cluster's volumes"),
+            java.util.Map.entry("demo-volume", "name of the volume created and exported at start"),
+            java.util.Map.entry("demo-size", "its size"),
+            java.util.Map.entry("no-demo", "create no volume"),
+            java.util.Map.entry("child-heap", "heap of each child JVM (times the servers for a shared storage JVM)"),
+            java.util.Map.entry("zk-servers", "0: ZooKeeper embedded in the namenode; 1 or 3..7: an ensemble of"
+                    + " separate processes"),
+            java.util.Map.entry("zk-peer-port", "with --zk-servers, the first of 2 x zk-servers quorum and election ports"),
+            java.util.Map.entry("namenodes", "namenodes; more than 1 needs --zk-servers"),
+            java.util.Map.entry("racks", "label storage servers with this many racks (and a host each) for placement;"
+                    + " 0: no labels"),
+            java.util.Map.entry("storage-args", "more flags for every storage server (see storage-server --help)"),
+            java.util.Map.entry("namenode-args", "more flags for the namenodes (see namenode --help)"),
+            java.util.Map.entry("gateway-args", "more flags for the gateway (see gateway --help)"),
+            java.util.Map.entry("storage-jvm", "separate: a JVM per storage server; shared: all of them in one JVM"
+                    + " (less CPU per write, one failure unit)"));
+
     public static LocalClusterConfig fromArgs(String... args) {
-        CommandLine cl = CommandLine.parse(args);
+        return from(CommandLine.parse(args));
+    }
+
+    /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
+    public static String usage() {
+        CommandLine cl = CommandLine.parse();
+        from(cl);
+        return cl.usage("fastblock-local-cluster [--name=value ...]: ZooKeeper, namenode, storage servers and"
+                + " an iSCSI gateway on this machine", FLAGS);
+    }
+
+    static LocalClusterConfig from(CommandLine cl) {
         LocalClusterConfig c = new LocalClusterConfig(
                 Path.of(cl.get("data-dir", "var")).toAbsolutePath().normalize(),
                 cl.getInt("zk-port", Ports.ZOOKEEPER),

@@ -39,4 +39,15 @@ class LocalClusterConfigTest {
         // Separate JVMs take the flag as it is, as before.
         assertEquals("half", LocalClusterConfig.fromArgs("--child-heap=half").childHeap());
     }
+
+    @Test
+    void helpDescribesEveryFlagTheParseReadsAndNoOther() {
+        io.fastblock.protocol.config.CommandLine cl = io.fastblock.protocol.config.CommandLine.parse();
+        LocalClusterConfig.from(cl);
+        assertEquals("", cl.mismatch(LocalClusterConfig.FLAGS));
+        String usage = LocalClusterConfig.usage();
+        for (String flag : cl.flagsRead()) {
+            assertTrue(usage.contains("\n  --" + flag + " "), flag + " in " + usage);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package io.fastblock.namenode;
 
+import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.namenode.api.HttpApi;
 import io.fastblock.namenode.api.NameNodeApi;
 import io.fastblock.namenode.api.Router;
@@ -234,6 +235,10 @@ public final class NameNode implements AutoCloseable {
     public static void main(String[] args) {
         quietZooKeeperLogs();
         NameNodeConfig config;
+        if (CommandLine.wantsHelp(args)) {
+            System.out.print(NameNodeConfig.usage());
+            return;
+        }
         try {
             config = NameNodeConfig.fromArgs(args);
         } catch (IllegalArgumentException e) {

@@ -92,8 +92,42 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
         return fromArgs();
     }
 
+    /** What {@code --help} says of each flag; the defaults are added from the parse itself. */
+    static final java.util.Map<String, String> FLAGS = java.util.Map.ofEntries(
+            java.util.Map.entry("data-dir", "where the embedded ZooKeeper keeps its snapshots and transaction log"),
+            java.util.Map.entry("listen", "address the REST API binds"),
+            java.util.Map.entry("http-port", "REST port"),
+            java.util.Map.entry("zk", "ZooKeeper connect string; none: start an embedded ZooKeeper server"),
+            java.util.Map.entry("zk-port", "client port of the embedded ZooKeeper"),
+            java.util.Map.entry("chunk-size", "default chunk size of new volumes, bytes or with a suffix (64M)"),
+            java.util.Map.entry("replication", "replicas per chunk; only 3 (head, middle, tail)"),
+            java.util.Map.entry("api-token", "bearer token every route but /v1/health requires; none: no authentication"),
+            java.util.Map.entry("tls-keystore", "PKCS12 or JKS keystore with the server certificate; none: plain HTTP"),
+            java.util.Map.entry("tls-password", "password of the keystore and its key"),
+            java.util.Map.entry("advertise-url", "URL other namenodes send clients to while this one leads;"
+                    + " none: from the scheme, listen address and port"),
+            java.util.Map.entry("oversubscription", "provisioned bytes may reach usable capacity times this; 0: no limit"),
+            java.util.Map.entry("lease-ttl-ms", "how long a volume's write lease lasts without renewal, at least 1000"),
+            java.util.Map.entry("max-concurrent-joins", "replicas caught up at once over the cluster (re-replication throttle)"),
+            java.util.Map.entry("replace-after-ms", "how long a lost member's groups wait for it before re-replicating"
+                    + " elsewhere; 0: at once"),
+            java.util.Map.entry("fence-timeout-ms", "how long each live storage server gets to confirm a fence"
+                    + " (a write lease moves, a layer is sealed)"),
+            java.util.Map.entry("formation-settle-ms", "the first replication groups are formed once the set of live"
+                    + " storage servers has not changed for this long"));
+
     public static NameNodeConfig fromArgs(String... args) {
-        CommandLine cl = CommandLine.parse(args);
+        return from(CommandLine.parse(args));
+    }
+
+    /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
+    public static String usage() {
+        CommandLine cl = CommandLine.parse();
+        from(cl);
+        return cl.usage("namenode [--name=value ...]", FLAGS);
+    }
+
+    static NameNodeConfig from(CommandLine cl) {
         Path dataDir = Path.of(cl.get("data-dir", "./var/namenode"));
         String host = cl.get("listen", "127.0.0.1");
         int httpPort = cl.getInt("http-port", Ports.NAMENODE_HTTP);

@@ -60,4 +60,15 @@ class NameNodeConfigTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> NameNodeConfig.fromArgs("--htp-port=1"))
                 .getMessage().contains("htp-port"));
     }
+
+    @Test
+    void helpDescribesEveryFlagTheParseReadsAndNoOther() {
+        io.fastblock.protocol.config.CommandLine cl = io.fastblock.protocol.config.CommandLine.parse();
+        NameNodeConfig.from(cl);
+        assertEquals("", cl.mismatch(NameNodeConfig.FLAGS));
+        String usage = NameNodeConfig.usage();
+        for (String flag : cl.flagsRead()) {
+            assertTrue(usage.contains("\n  --" + flag + " "), flag + " in " + usage);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package io.fastblock.storage;
 
+import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.protocol.codec.StorageFrameDecoder;
 import io.fastblock.protocol.codec.StorageFrameEncoder;
 import io.fastblock.protocol.meta.MetaJson;
@@ -414,6 +415,10 @@ public final class StorageServer implements AutoCloseable {
     public static void main(String[] args) {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
+        if (CommandLine.wantsHelp(args)) {
+            System.out.print(StorageServerConfig.usage("storage-server [--name=value ...]"));
+            return;
+        }
         StorageServerConfig config;
         try {
             config = StorageServerConfig.fromArgs(args);

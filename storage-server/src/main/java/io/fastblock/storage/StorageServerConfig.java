@@ -177,29 +177,69 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         this(nodeId, dataDir, listen, port, zk, segmentSize, ChainLimits.DEFAULTS, DEFAULT_TAIL_LAYOUT);
     }
 
+    /** What {@code --help} says of each flag; the defaults are added from the parse itself. */
+    static final Map<String, String> FLAGS = Map.ofEntries(
+            Map.entry("node-id", "this node's id; kept in <data-dir>/node-id and checked against it at every start"
+                    + " (default: the one recorded there, else generated)"),
+            Map.entry("data-dir", "where the node keeps its chunk files, log segments and index"),
+            Map.entry("listen", "address the chain and gateway connections are accepted on"),
+            Map.entry("port", "TCP port for them"),
+            Map.entry("zk", "ZooKeeper connect string"),
+            Map.entry("segment-size", "size of a log segment, the unit the log cleaner frees"),
+            Map.entry("sent-max-writes", "writes a group holds forwarded and not yet acknowledged before new ones wait"),
+            Map.entry("sent-max-bytes", "payload bytes of such writes before new ones wait"),
+            Map.entry("ack-timeout-ms", "how long a write may wait for its successor's acknowledgement, resends included, before it fails"),
+            Map.entry("link-retry-ms", "after a failed forward with no chain change, the wait before resending on a new connection"),
+            Map.entry("copy-piece", "bytes per copy request while a replica catches up, at least 4K"),
+            Map.entry("tail-layout", "log (FAST: the tail writes only its log) or log+in-place"),
+            Map.entry("zk-session-timeout-ms", "ZooKeeper session timeout: how soon a dead node leaves its chains"),
+            Map.entry("copy-rate", "bytes per second for copying replicas to joining nodes, 0 unlimited"),
+            Map.entry("log-scrub-rate", "bytes per second the log scrubber checks, 0 off"),
+            Map.entry("log-scrub-pause-ms", "pause between two passes of the log scrubber"),
+            Map.entry("scrub-rate", "bytes per second the chunk scrubber checks, 0 off"),
+            Map.entry("scrub-pause-ms", "pause between two passes of the chunk scrubber"),
+            Map.entry("host-label", "the host this node runs on, for placement (replicas of a chunk on distinct hosts)"),
+            Map.entry("rack-label", "the rack, for placement (replicas on distinct racks where there are enough)"),
+            Map.entry("heartbeat-ms", "how often free space and queue depths are published, at least 100"),
+            Map.entry("io-threads", "chunk I/O threads (stripes), 1.." + MAX_IO_THREADS),
+            Map.entry("network-threads", "network event loops, 1.." + MAX_NETWORK_THREADS),
+            Map.entry("log-clean-target", "the log cleaner copies segments out while live / on-disk bytes of the log"
+                    + " is below this share, as 0.5 or 50%"),
+            Map.entry("log-direct-io", "write the tail's log around the page cache (O_DIRECT) where the filesystem allows"));
+
     public static StorageServerConfig fromArgs(String... args) {
-        CommandLine cl = CommandLine.parse(args);
+        return from(CommandLine.parse(args));
+    }
+
+    /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
+    public static String usage(String synopsis) {
+        CommandLine cl = CommandLine.parse();
+        from(cl);
+        return cl.usage(synopsis, FLAGS);
+    }
+
+    static StorageServerConfig from(CommandLine cl) {
         String nodeId = cl.get("node-id", null);
         Path dataDir = Path.of(cl.get("data-dir", "./var/storage-1"));
         String listen = cl.get("listen", "127.0.0.1");
         int port = cl.getInt("port", Ports.STORAGE_FIRST);
         String zk = cl.get("zk", "127.0.0.1:" + Ports.ZOOKEEPER);
-        String seg = cl.get("segment-size", null);
+        String seg = cl.given("segment-size", ByteSize.format(DEFAULT_SEGMENT_SIZE));
         long segmentSize = seg == null ? DEFAULT_SEGMENT_SIZE : ByteSize.parse("segment-size", seg);
         ChainLimits d = ChainLimits.DEFAULTS;
         int sentMaxWrites = cl.getInt("sent-max-writes", d.sentMaxWrites());
-        String sentBytes = cl.get("sent-max-bytes", null);
+        String sentBytes = cl.given("sent-max-bytes", ByteSize.format(d.sentMaxBytes()));
         long sentMaxBytes = sentBytes == null ? d.sentMaxBytes() : ByteSize.parse("sent-max-bytes", sentBytes);
         long ackTimeout = cl.getLong("ack-timeout-ms", d.ackTimeoutMillis());
         long linkRetry = cl.getLong("link-retry-ms", d.linkRetryMillis());
-        String piece = cl.get("copy-piece", null);
+        String piece = cl.given("copy-piece", ByteSize.format(d.copyPieceBytes()));
         int copyPiece = piece == null ? d.copyPieceBytes() : (int) Math.min(Integer.MAX_VALUE, ByteSize.parse("copy-piece", piece));
         TailLayout tailLayout = TailLayout.fromFlag(cl.get("tail-layout", DEFAULT_TAIL_LAYOUT.flag()));
         int zkSessionTimeoutMs = cl.getInt("zk-session-timeout-ms", DEFAULT_ZK_SESSION_TIMEOUT_MS);
         BackgroundRates b = BackgroundRates.DEFAULTS;
-        String copyRate = cl.get("copy-rate", null);
-        String logScrubRate = cl.get("log-scrub-rate", null);
-        String scrubRate = cl.get("scrub-rate", null);
+        String copyRate = cl.given("copy-rate", rateText(b.copyBytesPerSecond()));
+        String logScrubRate = cl.given("log-scrub-rate", rateText(b.logScrubBytesPerSecond()));
+        String scrubRate = cl.given("scrub-rate", rateText(b.scrubBytesPerSecond()));
         BackgroundRates background = new BackgroundRates(
                 copyRate == null ? b.copyBytesPerSecond() : rate("copy-rate", copyRate),
                 logScrubRate == null ? b.logScrubBytesPerSecond() : rate("log-scrub-rate", logScrubRate),
@@ -231,6 +271,10 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         }
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
                 zkSessionTimeoutMs, background, labels, heartbeatMs, ioThreads, networkThreads, logCleanTarget, logDirectIo);
+    }
+
+    private static String rateText(long bytesPerSecond) {
+        return bytesPerSecond == 0 ? "0" : ByteSize.format(bytesPerSecond);
     }
 
     /** A byte rate per second: a size, or 0 (unlimited for copies, off for the scrubber). */

@@ -1,5 +1,6 @@
 package io.fastblock.storage;
 
+import io.fastblock.protocol.config.CommandLine;
 import java.io.Closeable;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -123,6 +124,11 @@ public final class StorageServerGroup implements Closeable {
     public static void main(String[] args) {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
+        if (CommandLine.wantsHelp(args)) {
+            System.out.print(StorageServerConfig.usage("storage-server-group <server flags> [" + NEXT
+                    + " <server flags> ...]: storage servers in one JVM, each with these flags"));
+            return;
+        }
         List<StorageServerConfig> configs;
         try {
             configs = parse(args);

@@ -150,4 +150,15 @@ class StorageServerConfigTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> StorageServerConfig.fromArgs("--copy-piece=1K"))
                 .getMessage().contains("--copy-piece at least 4K"));
     }
+
+    @Test
+    void helpDescribesEveryFlagTheParseReadsAndNoOther() {
+        io.fastblock.protocol.config.CommandLine cl = io.fastblock.protocol.config.CommandLine.parse();
+        StorageServerConfig.from(cl);
+        assertEquals("", cl.mismatch(StorageServerConfig.FLAGS));
+        String usage = StorageServerConfig.usage("storage-server");
+        for (String flag : cl.flagsRead()) {
+            assertTrue(usage.contains("\n  --" + flag + " "), flag + " in " + usage);
+        }
+    }
 }

@@ -29,4 +29,16 @@ public final class ByteSize {
         }
         return n << shift;
     }
+
+    /** {@code bytes} as {@link #parse} reads it, with the largest suffix that divides it (67108864: "64M"). */
+    public static String format(long bytes) {
+        String[] suffixes = {"T", "G", "M", "K"};
+        for (int i = 0; i < suffixes.length; i++) {
+            int shift = 40 - 10 * i;
+            if (bytes != 0 && bytes % (1L << shift) == 0) {
+                return (bytes >> shift) + suffixes[i];
+            }
+        }
+        return Long.toString(bytes);
+    }
 }

@@ -1,9 +1,12 @@
 package io.fastblock.protocol.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class CommandLineTest {
@@ -19,6 +22,58 @@ class CommandLineTest {
             String message = assertThrows(IllegalArgumentException.class,
                     () -> CommandLine.parse("--x=" + bad).getShare("x", 0.5)).getMessage();
             assertTrue(message.contains("--x must be a share in (0, 1]") && message.contains("'" + bad + "'"), message);
+        }
+    }
+
+    @Test
+    void theHelpTextListsTheFlagsReadWithTheirDefaultsAndDescriptions() {
+        assertTrue(CommandLine.wantsHelp("--port=1", "--help"));
+        assertTrue(CommandLine.wantsHelp("-h"));
+        assertFalse(CommandLine.wantsHelp("--port", "3260", "--helpful=1"));
+        CommandLine cl = CommandLine.parse("--port=99");
+        cl.get("data-dir", "./var");
+        cl.getInt("port", 3260);
+        cl.get("token", "");
+        cl.get("segment-size", null);
+        cl.getBoolean("no-demo", false);
+        cl.getShare("target", 0.5);
+        cl.getLong("lease-ms", 15_000);
+        cl.getInt("port", 7); // asked again: listed once, with the first default
+        assertEquals(List.of("data-dir", "port", "token", "segment-size", "no-demo", "target", "lease-ms"),
+                List.copyOf(cl.flagsRead()));
+        String usage = cl.usage("thing [--name=value ...]", Map.of("data-dir", "where data lives", "port", "TCP port",
+                "segment-size", "log segment size (default: 64M)", "token", "API token; none: open"));
+        assertEquals(String.join("\n",
+                "usage: thing [--name=value ...]",
+                "  --data-dir      where data lives (default: ./var)",
+                "  --port          TCP port (default: 3260)",
+                "  --token         API token; none: open",
+                "  --segment-size  log segment size (default: 64M)",
+                "  --no-demo       (default: false)",
+                "  --target        (default: 0.5)",
+                "  --lease-ms      (default: 15000)",
+                ""), usage, "the default shown is the one read with, not the value given");
+    }
+
+    @Test
+    void aMismatchBetweenFlagsReadAndDescribedIsNamed() {
+        CommandLine cl = CommandLine.parse();
+        cl.get("a", "1");
+        cl.getInt("b", 2);
+        assertEquals("", cl.mismatch(Map.of("a", "x", "b", "y")));
+        assertEquals("read but not described: [b]; described but not read: [c]", cl.mismatch(Map.of("a", "x", "c", "z")));
+        assertEquals("described but not read: [c]", cl.mismatch(Map.of("a", "x", "b", "y", "c", "z")));
+    }
+
+    @Test
+    void byteSizesAreShownAsTheyAreWritten() {
+        assertEquals("64M", ByteSize.format(64L << 20));
+        assertEquals("1G", ByteSize.format(1L << 30));
+        assertEquals("1536K", ByteSize.format(1536L << 10));
+        assertEquals("4097", ByteSize.format(4097));
+        assertEquals("0", ByteSize.format(0));
+        for (long n : new long[] {4096, 3L << 40, 12345, 5L << 20}) {
+            assertEquals(n, ByteSize.parse("x", ByteSize.format(n)));
         }
     }
 }
