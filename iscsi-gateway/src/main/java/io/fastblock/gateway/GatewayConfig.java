@@ -120,9 +120,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
 
     /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
     public static String usage() {
-        CommandLine cl = CommandLine.parse();
-        from(cl);
-        return cl.usage("gateway [--name=value ...]  (durations: 50us, 500ms, 4s, 1m)", FLAGS);
+        return CommandLine.usage(GatewayConfig::from, "gateway [--name=value ...]  (durations: 50us, 500ms, 4s, 1m)", FLAGS);
     }
 
     static GatewayConfig from(CommandLine cl) {

@@ -64,10 +64,8 @@ public record LocalClusterConfig(Path dataDir, int zkPort, int namenodePort, int
 
     /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
     public static String usage() {
-        CommandLine cl = CommandLine.parse();
-        from(cl);
-        return cl.usage("fastblock-local-cluster [--name=value ...]: ZooKeeper, namenode, storage servers and"
-                + " an iSCSI gateway on this machine", FLAGS);
+        return CommandLine.usage(LocalClusterConfig::from, "fastblock-local-cluster [--name=value ...]: ZooKeeper,"
+                + " namenode, storage servers and an iSCSI gateway on this machine", FLAGS);
     }
 
     static LocalClusterConfig from(CommandLine cl) {

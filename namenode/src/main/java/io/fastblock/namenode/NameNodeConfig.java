@@ -122,9 +122,7 @@ public record NameNodeConfig(Path dataDir, String listenHost, int httpPort, Stri
 
     /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
     public static String usage() {
-        CommandLine cl = CommandLine.parse();
-        from(cl);
-        return cl.usage("namenode [--name=value ...]", FLAGS);
+        return CommandLine.usage(NameNodeConfig::from, "namenode [--name=value ...]", FLAGS);
     }
 
     static NameNodeConfig from(CommandLine cl) {

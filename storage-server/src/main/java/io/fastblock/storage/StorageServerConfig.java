@@ -213,9 +213,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
 
     /** The text {@code --help} prints, listing every flag {@link #fromArgs} reads. */
     public static String usage(String synopsis) {
-        CommandLine cl = CommandLine.parse();
-        from(cl);
-        return cl.usage(synopsis, FLAGS);
+        return CommandLine.usage(StorageServerConfig::from, synopsis, FLAGS);
     }
 
     static StorageServerConfig from(CommandLine cl) {

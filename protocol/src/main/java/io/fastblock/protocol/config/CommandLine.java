@@ -142,6 +142,24 @@ public final class CommandLine {
     }
 
     /**
+     * The {@code --help} text of a config whose {@code parse} reads all of its flags (as every
+     * server's does on an empty command line): {@link #usage(String, Map)} of what it read.
+     */
+    public static String usage(java.util.function.Function<CommandLine, ?> parse, String synopsis,
+                               Map<String, String> descriptions) {
+        CommandLine cl = parse();
+        parse.apply(cl);
+        return cl.usage(synopsis, descriptions);
+    }
+
+    /** {@link #mismatch} of the flags {@code parse} reads on an empty command line, for a config's test. */
+    public static String helpMismatch(java.util.function.Function<CommandLine, ?> parse, Map<String, String> descriptions) {
+        CommandLine cl = parse();
+        parse.apply(cl);
+        return cl.mismatch(descriptions);
+    }
+
+    /**
      * What keeps a help text honest: the flags read so far that {@code descriptions} lacks, and those
      * it describes that were never read; empty when the two match.
      */

@@ -76,4 +76,12 @@ class CommandLineTest {
             assertEquals(n, ByteSize.parse("x", ByteSize.format(n)));
         }
     }
+
+    @Test
+    void aConfigsHelpIsWhatItsParseReadsOnAnEmptyCommandLine() {
+        java.util.function.Function<CommandLine, Object> parse = cl -> List.of(cl.getInt("port", 80), cl.get("name", "x"));
+        assertEquals("usage: demo\n  --port  (default: 80)\n  --name  the name (default: x)\n",
+                CommandLine.usage(parse, "demo", Map.of("name", "the name")));
+        assertEquals("read but not described: [port]", CommandLine.helpMismatch(parse, Map.of("name", "the name")));
+    }
 }
