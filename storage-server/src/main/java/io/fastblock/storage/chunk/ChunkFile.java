@@ -35,12 +35,21 @@ final class ChunkFile implements Closeable {
     private volatile FileIo data;
     private final BlockSums sums;
     private final AllocationMap map;
+    private final FileIoFactory files;
+    /**
+     * The data file opened again for the reads that answer clients, without readahead
+     * ({@link FileIoFactory#openNoReadahead}); opened at the first such read, so only chunks that are
+     * read hold a fourth descriptor. Null before, or where the factory has none: then {@link #data}.
+     */
+    private FileIo reads;
+    private boolean readsTried;
 
-    private ChunkFile(ChunkId chunk, FileIo data, BlockSums sums, AllocationMap map) {
+    private ChunkFile(ChunkId chunk, FileIo data, BlockSums sums, AllocationMap map, FileIoFactory files) {
         this.chunk = chunk;
         this.data = data;
         this.sums = sums;
         this.map = map;
+        this.files = files;
     }
 
     static Path sidecarOf(Path dataFile) {
@@ -70,7 +79,7 @@ final class ChunkFile implements Closeable {
             s = files.open(sidecarOf(file), true);
             mf = files.open(mapOf(file), true);
             AllocationMap m = new AllocationMap(mf);
-            ChunkFile f = new ChunkFile(chunk, d, new BlockSums(s, room), m);
+            ChunkFile f = new ChunkFile(chunk, d, new BlockSums(s, room), m, files);
             if (unmapped && d.size() > 0) {
                 // A chunk file from before allocation maps: every block it spans may hold data, so
                 // count them all as allocated (reporting a hole as data is safe, the reverse is not).
@@ -128,13 +137,45 @@ final class ChunkFile implements Closeable {
 
     /** Reads whole blocks {@code [first, first+count)} into {@code dst} (zeros past the end of the file). */
     private void readBlocks(long first, int count, ByteBuffer dst) throws IOException {
+        readBlocks(data, first, count, dst);
+    }
+
+    private void readBlocks(FileIo from, long first, int count, ByteBuffer dst) throws IOException {
         int start = dst.position();
         dst.limit(start + count * BLOCK);
-        data.readFully(dst, first * BLOCK);
+        from.readFully(dst, first * BLOCK);
         while (dst.hasRemaining()) {
             dst.put((byte) 0);
         }
         dst.position(start);
+    }
+
+    /** The handle {@link #read} reads through: {@link #reads} where there is one, else {@link #data}. */
+    private synchronized FileIo clientReads() {
+        if (!readsTried) {
+            readsTried = true;
+            try {
+                reads = files.openNoReadahead(data.path());
+            } catch (IOException e) {
+                // Reads through the data handle are as correct, only with readahead.
+                if (!TOLD_NO_READS.getAndSet(true)) {
+                    org.slf4j.LoggerFactory.getLogger(ChunkFile.class).warn("chunk {}: reading with readahead: {}", chunk,
+                            e.toString());
+                }
+            }
+        }
+        return reads != null ? reads : data;
+    }
+
+    private static final java.util.concurrent.atomic.AtomicBoolean TOLD_NO_READS = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private synchronized void closeReads() throws IOException {
+        FileIo r = reads;
+        reads = null;
+        readsTried = false;
+        if (r != null) {
+            r.close();
+        }
     }
 
     /** The stored checksums of blocks {@code [first, first+count)}; 0 where the sidecar has none. */
@@ -289,7 +330,7 @@ final class ChunkFile implements Closeable {
         // Whole blocks (every read through the gateway): straight into dst, checked there; no copy.
         boolean aligned = offset % BLOCK == 0 && length % BLOCK == 0 && dst.remaining() >= length;
         ByteBuffer span = aligned ? dst.slice(dst.position(), length) : scratch(count * BLOCK);
-        readBlocks(first, count, span);
+        readBlocks(clientReads(), first, count, span);
         long[] bad = check(first, count, span);
         if (bad != null) {
             throw new CorruptBlockException(chunk, bad[0] * BLOCK, (bad[1] - bad[0] + 1) * BLOCK);
@@ -490,6 +531,7 @@ final class ChunkFile implements Closeable {
         Path target = data.path();
         Path from = temp.path();
         temp.close();
+        closeReads(); // a handle on the old file would go on reading it after the rename
         data.close();
         try {
             files.rename(from, target);
@@ -533,7 +575,11 @@ final class ChunkFile implements Closeable {
     @Override
     public void close() throws IOException {
         try {
-            data.close();
+            try {
+                closeReads();
+            } finally {
+                data.close();
+            }
         } finally {
             try {
                 sums.close();

@@ -41,6 +41,15 @@ public interface FileIoFactory {
     }
 
     /**
+     * A read-only handle on {@code file} on which the kernel reads nothing ahead (see
+     * {@link NoReadaheadFileIo}), for small reads of a file that is also written in place in
+     * small pieces; null where there is none (the caller reads through its own handle).
+     */
+    default FileIo openNoReadahead(Path file) throws IOException {
+        return null;
+    }
+
+    /**
      * Makes the directory's entries durable: a file created (or renamed, or deleted) in it
      * survives a power loss only after this.
      */

@@ -30,6 +30,11 @@ public class ForwardingFileIoFactory implements FileIoFactory {
     }
 
     @Override
+    public FileIo openNoReadahead(Path file) throws IOException {
+        return to.openNoReadahead(file);
+    }
+
+    @Override
     public void syncDirectory(Path dir) throws IOException {
         to.syncDirectory(dir);
     }

@@ -27,6 +27,11 @@ public final class RealFileIo implements FileIo {
             return direct(file, StandardOpenOption.READ);
         }
 
+        @Override
+        public FileIo openNoReadahead(Path file) throws IOException {
+            return NoReadaheadFileIo.open(file);
+        }
+
         private FileIo direct(Path file, StandardOpenOption mode) throws IOException {
             FileChannel ch;
             try {

@@ -17,6 +17,8 @@ public final class ReadCountingFiles extends ForwardingFileIoFactory {
     public final AtomicLong directBytes = new AtomicLong();
     /** Bytes read through handles from {@link #open}. */
     public final AtomicLong bufferedBytes = new AtomicLong();
+    /** Bytes read through handles from {@link #openNoReadahead}. */
+    public final AtomicLong noReadaheadBytes = new AtomicLong();
     private final boolean directReads;
 
     private ReadCountingFiles(boolean directReads) {
@@ -47,6 +49,12 @@ public final class ReadCountingFiles extends ForwardingFileIoFactory {
     public FileIo openDirectReads(Path file) throws IOException {
         FileIo d = directReads ? to.openDirectReads(file) : null;
         return d == null ? null : counted(d, directBytes, d.writeAlignment());
+    }
+
+    @Override
+    public FileIo openNoReadahead(Path file) throws IOException {
+        FileIo r = to.openNoReadahead(file);
+        return r == null ? null : counted(r, noReadaheadBytes, 1);
     }
 
     private static FileIo counted(FileIo io, AtomicLong bytes, int alignment) {
