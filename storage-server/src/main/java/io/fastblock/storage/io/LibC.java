@@ -40,7 +40,8 @@ final class LibC {
     /** Returns 0, or the error number itself (not -1 and errno). */
     static native int posix_fadvise(int fd, long offset, long length, int advice);
 
-    static native long pread(int fd, Pointer buf, long count, long offset);
+    /** {@code buf} is the address to read into (a pointer is a 64-bit integer on the platforms JNA loads on here). */
+    static native long pread(int fd, long buf, long count, long offset);
 
     static native int close(int fd);
 

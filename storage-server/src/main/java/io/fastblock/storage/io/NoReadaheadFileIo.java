@@ -2,6 +2,7 @@ package io.fastblock.storage.io;
 
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -92,8 +93,7 @@ final class NoReadaheadFileIo implements FileIo {
             return 0;
         }
         ByteBuffer into = dst.isDirect() ? dst : ByteBuffer.allocateDirect(want);
-        Pointer at = Native.getDirectBufferPointer(into).share(into.position());
-        long n = LibC.pread(fd, at, want, position);
+        long n = LibC.pread(fd, address(into) + into.position(), want, position);
         if (n < 0) {
             throw new IOException("pread of " + path + " at " + position + " failed: errno " + Native.getLastError());
         }
@@ -106,6 +106,12 @@ final class NoReadaheadFileIo implements FileIo {
             dst.position(dst.position() + (int) n);
         }
         return (int) n;
+    }
+
+    /** Through Netty where it can (a field read; JNA's pointer is a JNI call and an object per read), else JNA. */
+    private static long address(ByteBuffer direct) {
+        return PlatformDependent.hasUnsafe() ? PlatformDependent.directBufferAddress(direct)
+                : Pointer.nativeValue(Native.getDirectBufferPointer(direct));
     }
 
     @Override
