@@ -27,7 +27,7 @@ final class NoReadaheadFileIo implements FileIo {
     private final int fd;
     /** One for the open handle, one per read under way: the descriptor is closed when none is left, so a
      * read racing {@link #close} never reads a descriptor number the process has since given to another file. */
-    private final java.util.concurrent.atomic.AtomicInteger refs = new java.util.concurrent.atomic.AtomicInteger(1);
+    private final RefCount refs = new RefCount();
     private volatile boolean closed;
 
     private NoReadaheadFileIo(Path path, int fd) {
@@ -59,7 +59,7 @@ final class NoReadaheadFileIo implements FileIo {
 
     @Override
     public int read(ByteBuffer dst, long position) throws IOException {
-        if (!acquire()) {
+        if (!refs.retain()) {
             throw new ClosedChannelException();
         }
         try {
@@ -69,20 +69,8 @@ final class NoReadaheadFileIo implements FileIo {
         }
     }
 
-    private boolean acquire() {
-        while (true) {
-            int r = refs.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (refs.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
-    }
-
     private void release() {
-        if (refs.decrementAndGet() == 0) {
+        if (refs.release()) {
             LibC.close(fd);
         }
     }

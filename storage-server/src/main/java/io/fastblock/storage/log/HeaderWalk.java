@@ -42,7 +42,9 @@ final class HeaderWalk {
      * of QD32 random overwrites, the walk's buffered reads were 8% of the storage servers' CPU).
      */
     void walk(long size, Visitor visitor) throws IOException {
-        walk(size, visitor, segment.directReads());
+        try (FileIo direct = segment.openDirectReads()) {
+            walk(size, visitor, direct);
+        }
     }
 
     private void walk(long size, Visitor visitor, FileIo direct) throws IOException {

@@ -3,15 +3,14 @@ package io.fastblock.storage.log;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.RefCount;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,17 +55,13 @@ public final class LogSegment implements Closeable {
     /** The log rolled on: no more records, no more zeros; cut back to its records at its last force. */
     private volatile boolean sealed;
     private boolean cutToRecords;
-    private final AtomicInteger refs = new AtomicInteger(1);
+    private final RefCount refs = new RefCount();
     /** Appended records not yet written (committer thread only), from {@link #pendingAt}. */
     private final List<ByteBuffer> pending = new ArrayList<>();
     private long pendingAt;
     /** Writes around the page cache, opened at the first write; null before, or where there are none. */
     private volatile AlignedAppender appender;
     private boolean appenderTried;
-    /** Reads around the page cache, opened at the first such read; null before, or where there are none. */
-    private FileIo directReads;
-    private boolean directReadsTried;
-    private final Object directReadsLock = new Object();
 
     /** Every record in the file is bound to its segment ({@link LogRecord}), so the file may be reused. */
     private final boolean boundOnly;
@@ -306,46 +301,11 @@ public final class LogSegment implements Closeable {
     }
 
     /**
-     * The segment's handle for reads around the page cache ({@link FileIoFactory#openDirectReads}),
-     * opened at first use and closed with the segment; null where its files cannot be read so.
+     * A handle that reads the segment around the page cache ({@link FileIoFactory#openDirectReads}),
+     * or null where its files cannot be read so; the caller closes it.
      */
-    FileIo directReads() throws IOException {
-        synchronized (directReadsLock) {
-            if (!directReadsTried) {
-                directReadsTried = true;
-                directReads = files.openDirectReads(path);
-            }
-            return directReads;
-        }
-    }
-
-    private void closeDirectReads() throws IOException {
-        synchronized (directReadsLock) {
-            directReadsTried = true;
-            FileIo d = directReads;
-            directReads = null;
-            if (d != null) {
-                d.close();
-            }
-        }
-    }
-
-    /**
-     * Fills {@code dst} from {@code position} as the device holds it, around the page cache where the
-     * files allow; returns false if the file ends first. The log is written around the cache, and what
-     * is read of it (the cleaner's copies, the scrub, a resync, a read that finds a tail's record) is
-     * rarely read again soon: through the cache each read would cost a page allocation and a copy, and
-     * leave pages for memory reclaim.
-     */
-    public boolean readAround(long position, ByteBuffer dst) throws IOException {
-        FileIo d = directReads();
-        if (d == null) {
-            return readFully(position, dst);
-        }
-        ByteBuffer got = DeviceReads.read(d, position, dst.remaining());
-        boolean whole = got.remaining() == dst.remaining();
-        dst.put(got);
-        return whole;
+    FileIo openDirectReads() throws IOException {
+        return files.openDirectReads(path);
     }
 
     /** Fills {@code dst} from {@code position}; returns false if the file ends first. */
@@ -402,15 +362,7 @@ public final class LogSegment implements Closeable {
 
     /** Takes a reference for a reader; false if the segment is already gone. */
     boolean retain() {
-        while (true) {
-            int r = refs.get();
-            if (r <= 0) {
-                return false;
-            }
-            if (refs.compareAndSet(r, r + 1)) {
-                return true;
-            }
-        }
+        return refs.retain();
     }
 
     /**
@@ -418,9 +370,8 @@ public final class LogSegment implements Closeable {
      * or renames it for reuse.
      */
     void release() throws IOException {
-        if (refs.decrementAndGet() == 0) {
+        if (refs.release()) {
             closeAppender();
-            closeDirectReads();
             channel.close();
             if (retired) {
                 Path to = reuseAs;
@@ -459,7 +410,6 @@ public final class LogSegment implements Closeable {
     @Override
     public void close() throws IOException {
         closeAppender();
-        closeDirectReads();
         channel.close();
     }
 }

@@ -417,14 +417,14 @@ public final class LogStore implements Closeable {
             int bytes = e.runBytes();
             if (bytes == 0) {
                 ByteBuffer head = ByteBuffer.allocate(LogRecord.HEADER);
-                LogRecord.Header h = seg.readAround(e.recordPosition(), head) ? LogRecord.parse(head.flip()) : null;
+                LogRecord.Header h = seg.readFully(e.recordPosition(), head) ? LogRecord.parse(head.flip()) : null;
                 if (h == null) {
                     throw corrupt("no valid record header", chunk, e.segment(), e.recordPosition());
                 }
                 bytes = h.size();
             }
             ByteBuffer run = ByteBuffer.allocate(bytes);
-            if (!seg.readAround(e.recordPosition(), run)) {
+            if (!seg.readFully(e.recordPosition(), run)) {
                 throw corrupt("record run is cut short", chunk, e.segment(), e.recordPosition());
             }
             return run.flip();

@@ -10,7 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
-import io.fastblock.storage.io.ReadCountingFiles;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -110,21 +109,6 @@ class LogCleanerTest {
         assertEquals(liveBySegment, again, "moved records are accounted the same after replay-free reopen");
         churn(2, 20);
         verifyAll();
-    }
-
-    @Test
-    void theCleanerAndReadsOfTheLogGoAroundThePageCache() throws Exception {
-        ReadCountingFiles files = ReadCountingFiles.in(dir, true);
-        store = LogStore.open(dir, SEGMENT, metrics, BaseFiles.NONE, 0, files);
-        churn(3, 60);
-        files.bufferedBytes.set(0);
-        files.directBytes.set(0);
-        int freed = LogFixture.cleanUntilDone(new LogCleaner(store, EAGER));
-        assertTrue(freed > 3, "segments freed: " + freed);
-        verifyAll();
-        // the walks read whole segments, the copies and reads their records: all of it from the device
-        assertTrue(files.directBytes.get() > (long) freed * SEGMENT / 2, files.directBytes.get() + " bytes read around the cache");
-        assertEquals(0, files.bufferedBytes.get(), "bytes read through the page cache");
     }
 
     @Test
