@@ -70,6 +70,12 @@ public final class CommandLine {
         return v == null ? defaultValue : v;
     }
 
+    /** A byte count as {@link ByteSize} reads it (268435456, 256M); {@code --help} shows the default so too. */
+    public long getBytes(String name, long defaultValue) {
+        String v = value(name, ByteSize.format(defaultValue));
+        return v == null ? defaultValue : ByteSize.parse(name, v);
+    }
+
     public int getInt(String name, int defaultValue) {
         String v = value(name, Integer.toString(defaultValue));
         if (v == null) {

@@ -66,6 +66,18 @@ class CommandLineTest {
     }
 
     @Test
+    void byteCountsAreReadAndShownAsByteSizeWritesThem() {
+        CommandLine cl = CommandLine.parse("--a=256M", "--b", "4096");
+        assertEquals(256L << 20, cl.getBytes("a", 1));
+        assertEquals(4096, cl.getBytes("b", 1));
+        assertEquals(64L << 20, cl.getBytes("c", 64L << 20));
+        assertEquals("usage: x\n  --a  (default: 1)\n  --b  (default: 1)\n  --c  (default: 64M)\n", cl.usage("x", Map.of()));
+        String message = assertThrows(IllegalArgumentException.class,
+                () -> CommandLine.parse("--d=lots").getBytes("d", 1)).getMessage();
+        assertTrue(message.contains("--d must be a byte count"), message);
+    }
+
+    @Test
     void byteSizesAreShownAsTheyAreWritten() {
         assertEquals("64M", ByteSize.format(64L << 20));
         assertEquals("1G", ByteSize.format(1L << 30));

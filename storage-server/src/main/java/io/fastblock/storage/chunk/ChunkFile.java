@@ -144,6 +144,11 @@ final class ChunkFile implements Closeable {
         int start = dst.position();
         dst.limit(start + count * BLOCK);
         from.readFully(dst, first * BLOCK);
+        zerosToLimit(dst, start);
+    }
+
+    /** Zeros from {@code dst}'s position to its limit (blocks past the end of the file), then back to {@code start}. */
+    private static void zerosToLimit(ByteBuffer dst, int start) {
         while (dst.hasRemaining()) {
             dst.put((byte) 0);
         }
@@ -400,10 +405,7 @@ final class ChunkFile implements Closeable {
             int start = dst.position();
             dst.limit(start + count * BLOCK);
             dst.put(got);
-            while (dst.hasRemaining()) {
-                dst.put((byte) 0);
-            }
-            dst.position(start);
+            zerosToLimit(dst, start);
             return true;
         }
     }

@@ -2,7 +2,6 @@ package io.fastblock.storage.io;
 
 import com.sun.jna.Native;
 import com.sun.jna.Platform;
-import com.sun.jna.Pointer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +15,6 @@ final class LibC {
     static final int O_RDONLY = 0;
     static final int O_CLOEXEC = 0x80000;
     static final int POSIX_FADV_RANDOM = 1;
-    static final int POSIX_FADV_DONTNEED = 4;
     static final boolean AVAILABLE = register();
 
     private LibC() {
@@ -44,6 +42,4 @@ final class LibC {
     static native long pread(int fd, long buf, long count, long offset);
 
     static native int close(int fd);
-
-    static native int mincore(Pointer addr, long length, byte[] vec);
 }

@@ -23,6 +23,7 @@ import java.nio.file.Path;
  * <p>Read-only: every other call throws.
  */
 final class NoReadaheadFileIo implements FileIo {
+    private static final int EINTR = 4;
     private final Path path;
     private final int fd;
     /** One for the open handle, one per read under way: the descriptor is closed when none is left, so a
@@ -81,7 +82,10 @@ final class NoReadaheadFileIo implements FileIo {
             return 0;
         }
         ByteBuffer into = dst.isDirect() ? dst : ByteBuffer.allocateDirect(want);
-        long n = LibC.pread(fd, address(into) + into.position(), want, position);
+        long n;
+        do {
+            n = LibC.pread(fd, address(into) + into.position(), want, position);
+        } while (n < 0 && Native.getLastError() == EINTR); // a signal arrived first; the JDK's reads retry too
         if (n < 0) {
             throw new IOException("pread of " + path + " at " + position + " failed: errno " + Native.getLastError());
         }

@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.sun.jna.Native;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -60,20 +57,20 @@ class NoReadaheadFileIoTest {
             ch.force(true);
         }
         long at = 4L << 20;
-        evict(f);
-        assertEquals(0, cachedPages(f), "the file's pages were dropped");
+        PageCache.evict(f);
+        assertEquals(0, PageCache.cachedPages(f), "the file's pages were dropped");
         try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
             ch.read(ByteBuffer.allocate(PAGE), at);
             ch.read(ByteBuffer.allocate(PAGE), at + PAGE);
         }
-        long ordinary = cachedPages(f);
-        evict(f);
-        assertEquals(0, cachedPages(f));
+        long ordinary = PageCache.cachedPages(f);
+        PageCache.evict(f);
+        assertEquals(0, PageCache.cachedPages(f));
         try (FileIo r = FileIoFactory.real().openNoReadahead(f)) {
             r.read(ByteBuffer.allocateDirect(PAGE), at);
             r.read(ByteBuffer.allocateDirect(PAGE), at + PAGE);
         }
-        long advised = cachedPages(f);
+        long advised = PageCache.cachedPages(f);
         assertTrue(ordinary > 2, "an ordinary handle read ahead: " + ordinary + " pages cached after two 4 KiB reads");
         assertEquals(2, advised, "pages cached after two 4 KiB reads without readahead");
     }
@@ -82,30 +79,5 @@ class NoReadaheadFileIoTest {
         byte[] out = new byte[b.remaining()];
         b.get(out);
         return out;
-    }
-
-    /** Drops the file's (clean) pages from the page cache. */
-    private static void evict(Path f) throws IOException {
-        int fd = LibC.open(f.toString(), LibC.O_RDONLY);
-        assertTrue(fd >= 0);
-        try {
-            assertEquals(0, LibC.posix_fadvise(fd, 0, 0, LibC.POSIX_FADV_DONTNEED));
-        } finally {
-            LibC.close(fd);
-        }
-    }
-
-    /** Pages of the file in the page cache: mincore over a mapping of it that is never read. */
-    private static long cachedPages(Path f) throws IOException {
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
-            MappedByteBuffer map = ch.map(FileChannel.MapMode.READ_ONLY, 0, ch.size());
-            byte[] vec = new byte[(int) ((ch.size() + PAGE - 1) / PAGE)];
-            assertEquals(0, LibC.mincore(Native.getDirectBufferPointer(map), ch.size(), vec));
-            long n = 0;
-            for (byte v : vec) {
-                n += v & 1;
-            }
-            return n;
-        }
     }
 }
