@@ -106,8 +106,10 @@ class AnswerBeforeIndexWriteTest {
         LogFixture.write(store, CHUNK, 0, old);
         assertEquals(1, LogFixture.indexKeys(store)); // the scan writes the answered batch to RocksDB first
         AtomicBoolean refuse = new AtomicBoolean(true);
+        java.util.concurrent.CountDownLatch refused = new java.util.concurrent.CountDownLatch(1);
         store.index().writeBatchesWith((db, options, batch) -> {
             if (refuse.get()) {
+                refused.countDown();
                 throw new RocksDBException("injected: no space for the memtable");
             }
             db.write(options, batch);
@@ -115,6 +117,9 @@ class AnswerBeforeIndexWriteTest {
         byte[] newer = LogFixture.bytes(4096, 4);
         // Forced in the log, so answered; RocksDB's refusal comes after the answer.
         store.append(CHUNK, 0, 2, Unpooled.wrappedBuffer(newer)).get(30, TimeUnit.SECONDS);
+        // The answer may come before the committer hands RocksDB the batch; the read below must come after
+        // (the index is one monitor, so once the refusal is under way the read waits for its outcome).
+        assertTrue(refused.await(30, TimeUnit.SECONDS), "RocksDB was given the answered write's batch");
         // The cache shows the newer bytes and RocksDB the older ones: the index refuses rather than pick one.
         assertThrows(IOException.class, () -> LogFixture.read(store, CHUNK, 0, 4096));
         CompletableFuture<Void> after = store.append(CHUNK, 4096, 3, Unpooled.wrappedBuffer(LogFixture.bytes(4096, 5)));
