@@ -6,6 +6,10 @@
 #
 #   bench/run-vs-tgt.sh FASTBLOCK_URL TGT_URL [--rounds 3] [--runtime 10s] [--ramp 2s] [--span 1G]
 #                       [--out DIR] [--no-qemu] [--no-prefill] [--warmup 1] [--cpu-a PID,PID..] [--cpu-b PID,PID..]
+#                       [--only REGEX]
+#
+# --only REGEX runs only the workloads whose name matches (grep -E), e.g. --only write for the two write
+# workloads: 4k-qd32-randread, 4k-qd32-randwrite, 1m-qd32-read, 1m-qd32-write, 4k-qd1-randread.
 #
 # --warmup N runs every workload N times on each side before the measured rounds, not recorded (default 1):
 # the first run of a path on freshly started JVMs is mostly JIT compilation (measured: 8.9 of 15.7 s of the
@@ -22,15 +26,15 @@
 # LUN are written once (1 MiB sequential), so reads hit written data on both. Needs java 17, python3 and,
 # unless --no-qemu, qemu-img; builds bench/target/fastblock-bench.jar if it is missing.
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,20p' "$0"; exit 2; }
 A=$1 B=$2; shift 2
-rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 warmup=1 cpu_a= cpu_b=
+rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 warmup=1 cpu_a= cpu_b= only=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2;; --runtime) runtime=$2; shift 2;; --ramp) ramp=$2; shift 2;;
     --span) span=$2; shift 2;; --out) out=$2; shift 2;; --no-qemu) qemu=0; shift;; --no-prefill) prefill=0; shift;;
     --warmup) warmup=$2; shift 2;;
-    --cpu-a) cpu_a=$2; shift 2;; --cpu-b) cpu_b=$2; shift 2;;
+    --cpu-a) cpu_a=$2; shift 2;; --cpu-b) cpu_b=$2; shift 2;; --only) only=$2; shift 2;;
     *) echo "run-vs-tgt: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -45,13 +49,6 @@ lg() { java -XX:+UseParallelGC -jar "$jar" "$@"; }
 # CPU ticks (user + system, 1/CLK_TCK s) used so far by a comma-separated list of processes; empty if none given
 ticks() { [ -n "$1" ] || return 0; local t=0 p; for p in ${1//,/ }; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 
-if [ $prefill = 1 ]; then
-  for url in "$A" "$B"; do
-    echo "prefill $span of $url" >&2
-    lg --url "$url" --rw write --bs 1M --iodepth 8 --size "$span" --span "$span" >/dev/null
-  done
-fi
-
 # name|load generator options|qemu-img bench options (sequential from offset 0: qemu-img bench has no random
 # mode; writes use a non-zero pattern byte: qemu-img bench writes zeros by default, which reads back like
 # lost data). qemu-img sees each LUN through a raw window of the first --span bytes (the prefilled ones),
@@ -65,6 +62,21 @@ workloads=(
   "1m-qd32-write|--rw write --bs 1M --iodepth 32|-c 2000 -d 32 -s 1048576 -w --pattern=165"
   "4k-qd1-randread|--rw randread --bs 4k --iodepth 1|-c 20000 -d 1 -s 4096"
 )
+if [ -n "$only" ]; then
+  selected=()
+  for w in "${workloads[@]}"; do
+    if grep -Eq -- "$only" <<<"${w%%|*}"; then selected+=("$w"); fi
+  done
+  [ ${#selected[@]} -gt 0 ] || { echo "run-vs-tgt: --only $only matches no workload" >&2; exit 2; }
+  workloads=("${selected[@]}")
+fi
+
+if [ $prefill = 1 ]; then
+  for url in "$A" "$B"; do
+    echo "prefill $span of $url" >&2
+    lg --url "$url" --rw write --bs 1M --iodepth 8 --size "$span" --span "$span" >/dev/null
+  done
+fi
 
 # Bytes of a size like 512M or 1G.
 bytes() {
@@ -127,10 +139,10 @@ for r in $(seq "$rounds"); do
   done
 done
 
-python3 - "$out" "$rounds" <<'PY'
+python3 - "$out" "$rounds" "$(for w in "${workloads[@]}"; do printf '%s\n' "${w%%|*}"; done)" <<'PY'
 import json, re, statistics, sys, os
 out, rounds = sys.argv[1], int(sys.argv[2])
-names = ["4k-qd32-randread", "4k-qd32-randwrite", "1m-qd32-read", "1m-qd32-write", "4k-qd1-randread"]
+names = sys.argv[3].split()
 failed = {}
 def lg(name, side):
     vals = []
