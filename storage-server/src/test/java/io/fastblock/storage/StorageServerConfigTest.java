@@ -88,6 +88,17 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void checkpointIntervalIsAFlagWithAFloorAndReachesTheServersChunkStore() {
+        assertEquals(java.time.Duration.ofSeconds(30), StorageServerConfig.fromArgs().checkpointInterval());
+        StorageServerConfig c = StorageServerConfig.fromArgs("--checkpoint-ms=5000");
+        assertEquals(5000, c.checkpointMillis());
+        assertEquals(5000, c.withPort(1).withBackground(BackgroundRates.DEFAULTS).checkpointMillis());
+        String message = assertThrows(IllegalArgumentException.class,
+                () -> StorageServerConfig.fromArgs("--checkpoint-ms=99")).getMessage();
+        assertTrue(message.contains("--checkpoint-ms must be at least 100, got 99"), message);
+    }
+
+    @Test
     void failureDomainLabelsAndHeartbeatPeriod() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
         assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());

@@ -48,6 +48,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ChunkStore implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkStore.class);
+    /** The two-argument constructor's interval (tests and tools); a server takes its own from {@code StorageServerConfig}. */
     public static final Duration DEFAULT_FLUSH_INTERVAL = Duration.ofSeconds(5);
     /** Group id of a write whose group the caller did not say (such a chunk cannot be resynced after a power loss). */
     public static final int UNKNOWN_GROUP = -1;
@@ -152,6 +153,7 @@ public final class ChunkStore implements Closeable {
     static final int INLINE_WRITE_MAX = 128 * 1024;
     private final Stripe[] stripes;
     private final ScheduledExecutorService flusher;
+    private final Duration flushInterval;
     private final DirtyChunks record;
     private final Object dirtyLock = new Object();
     private final Object flushLock = new Object();
@@ -186,6 +188,11 @@ public final class ChunkStore implements Closeable {
     private final List<DirtyChunks.Entry> toResync;
     private final ChunkSparsifier sparsifier;
     private volatile boolean closed;
+
+    /** How often dirty chunks are forced and the checkpoint recorded. */
+    public Duration flushInterval() {
+        return flushInterval;
+    }
 
     public ChunkStore(Path dataDir, int ioThreads) throws IOException {
         this(dataDir, ioThreads, FileIoFactory.real(), DEFAULT_FLUSH_INTERVAL);
@@ -231,6 +238,7 @@ public final class ChunkStore implements Closeable {
             return t;
         });
         this.sparsifier = new ChunkSparsifier(this);
+        this.flushInterval = flushInterval;
         long ms = Math.max(1, flushInterval.toMillis());
         flusher.scheduleWithFixedDelay(() -> {
             try {
