@@ -84,8 +84,9 @@ class ClusterAcceptanceIT {
                 "--zk-port=" + zk, "--zk-peer-port=" + peers, "--namenodes=2", "--namenode-port=" + namenodes,
                 "--storage-count=5", "--storage-port=" + storage, "--racks=3", "--iscsi-port=" + iscsi,
                 "--chunk-size=4M", "--no-demo", "--child-heap=192m",
-                // re-replication paced slowly enough that step 6 can measure foreground I/O while it runs
-                "--storage-args=--copy-rate=8M", "--namenode-args=--replace-after-ms=" + REPLACE_AFTER_MS);
+                // re-replication paced slowly enough that step 6 can measure foreground I/O while it runs;
+                // checkpoints 5 s apart (the default is 30 s) so that step 5's chunks turn clean within its wait
+                "--storage-args=--copy-rate=8M --checkpoint-ms=5000", "--namenode-args=--replace-after-ms=" + REPLACE_AFTER_MS);
         cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
         NamenodeAdmin admin = cluster.admin();
         assertEquals(201, admin.createVolume(VOLUME, "2G", "4M").status());
@@ -248,7 +249,7 @@ class ClusterAcceptanceIT {
         Set<Integer> tailOf = tailOf(victim);
         Path log = cluster.processes().get(victim).logFile();
         // The kill lands under writes to a hot set (the first 2 chunks). A chunk written within the
-        // storage server's last two chunk flushes (5 s apart) before a crash has no trusted sequence
+        // storage server's last two chunk flushes (5 s apart here, --checkpoint-ms) before a crash has no trusted sequence
         // and is copied whole on return; every other chunk catches up by delta. Step 5's writes
         // covered every chunk: give them the time to turn clean first.
         Thread.sleep(15_000);

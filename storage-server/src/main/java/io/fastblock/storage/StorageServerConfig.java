@@ -78,7 +78,10 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
      * pages sooner: random 4 KiB overwrites are then written back before the next overwrite of the same
      * block could replace them in the cache. Measured on 2 vCPUs (docs/performance.md), 60 s of 4 KiB QD32
      * random writes over 512 MiB, a final sync included: 30 s against 5 s, 19 000-19 700 against
-     * 17 100 IOPS; 15 s, 18 700-18 900 against 15 400-16 900.
+     * 17 100 IOPS; 15 s, 18 700-18 900 against 15 400-16 900. The price is paid after a crash: a chunk
+     * stays in the dirty record until a checkpoint a whole interval after its last write, and a node that
+     * comes back from a kill -9 copies each chunk still recorded dirty whole instead of by delta, so up to
+     * two intervals of written chunks (a minute at 30 s, ten seconds at 5 s).
      */
     public static final long DEFAULT_CHECKPOINT_MS = 30_000;
     /** Shortest checkpoint interval. */
