@@ -9,7 +9,7 @@
 #                       [--only REGEX]
 #
 # --only REGEX runs only the workloads whose name matches (grep -E), e.g. --only write for the two write
-# workloads: 4k-qd32-randread, 4k-qd32-randwrite, 1m-qd32-read, 1m-qd32-write, 4k-qd1-randread.
+# workloads. The names: 4k-qd32-randread, 4k-qd32-randwrite, 1m-qd32-read, 1m-qd32-write, 4k-qd1-randread.
 #
 # --warmup N runs every workload N times on each side before the measured rounds, not recorded (default 1):
 # the first run of a path on freshly started JVMs is mostly JIT compilation (measured: 8.9 of 15.7 s of the

@@ -76,9 +76,10 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
      * and after a kill -9 a joining node asks the tail for the writes above it. Linux writes dirty pages
      * back once they are 30 s old anyway (vm.dirty_expire_centisecs), so a shorter interval only forces
      * pages sooner: random 4 KiB overwrites are then written back before the next overwrite of the same
-     * block could replace them in the cache. Measured on 2 vCPUs (docs/performance.md), 60 s of 4 KiB QD32
-     * random writes over 512 MiB, a final sync included: 30 s against 5 s, 19 000-19 700 against
-     * 17 100 IOPS; 15 s, 18 700-18 900 against 15 400-16 900. The price is paid after a crash: a chunk
+     * block could replace them in the cache. Measured on 2 vCPUs (docs/performance.md), two clusters, 60 s
+     * of 4 KiB QD32 random writes over 512 MiB with the final sync counted, two runs each: 30 s against 5 s,
+     * 18 447-19 488 against 16 851-18 092 IOPS (with this flag; 18 977-19 681 against 17 064-17 139 in a
+     * first build); 15 s, 18 700-18 881 against 15 374-16 929. The price is paid after a crash: a chunk
      * stays in the dirty record until a checkpoint a whole interval after its last write, and a node that
      * comes back from a kill -9 copies each chunk still recorded dirty whole instead of by delta, so up to
      * two intervals of written chunks (a minute at 30 s, ten seconds at 5 s).
