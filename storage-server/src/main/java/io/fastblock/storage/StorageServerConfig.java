@@ -8,6 +8,7 @@ import io.fastblock.storage.chain.TailLayout;
 import io.fastblock.storage.log.LogCleaner;
 import io.fastblock.protocol.meta.NodeRecord;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -142,8 +143,8 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
     }
 
     /** The checkpoint interval as a duration. */
-    public java.time.Duration checkpointInterval() {
-        return java.time.Duration.ofMillis(checkpointMillis);
+    public Duration checkpointInterval() {
+        return Duration.ofMillis(checkpointMillis);
     }
 
     /**

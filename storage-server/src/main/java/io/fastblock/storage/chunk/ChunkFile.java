@@ -10,7 +10,10 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One chunk's data file and its checksum sidecar ({@link BlockSums}): a CRC32C per 4 KiB block.
@@ -41,7 +44,7 @@ final class ChunkFile implements Closeable {
      * ({@link FileIoFactory#openNoReadahead}); opened at the first such read, so only chunks that are
      * read hold a fourth descriptor. Null before, or where the factory has none: then {@link #data}.
      */
-    private FileIo reads;
+    private volatile FileIo reads;
     private boolean readsTried;
 
     private ChunkFile(ChunkId chunk, FileIo data, BlockSums sums, AllocationMap map, FileIoFactory files) {
@@ -156,7 +159,12 @@ final class ChunkFile implements Closeable {
     }
 
     /** The handle {@link #read} reads through: {@link #reads} where there is one, else {@link #data}. */
-    private synchronized FileIo clientReads() {
+    private FileIo clientReads() {
+        FileIo r = reads;
+        return r != null ? r : openClientReads(); // a volatile read per read once open, no lock
+    }
+
+    private synchronized FileIo openClientReads() {
         if (!readsTried) {
             readsTried = true;
             try {
@@ -164,15 +172,15 @@ final class ChunkFile implements Closeable {
             } catch (IOException e) {
                 // Reads through the data handle are as correct, only with readahead.
                 if (!TOLD_NO_READS.getAndSet(true)) {
-                    org.slf4j.LoggerFactory.getLogger(ChunkFile.class).warn("chunk {}: reading with readahead: {}", chunk,
-                            e.toString());
+                    LOG.warn("chunk {}: reading with readahead: {}", chunk, e.toString());
                 }
             }
         }
         return reads != null ? reads : data;
     }
 
-    private static final java.util.concurrent.atomic.AtomicBoolean TOLD_NO_READS = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final Logger LOG = LoggerFactory.getLogger(ChunkFile.class);
+    private static final AtomicBoolean TOLD_NO_READS = new AtomicBoolean();
 
     private synchronized void closeReads() throws IOException {
         FileIo r = reads;

@@ -6,6 +6,7 @@ import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -118,7 +119,7 @@ final class NoReadaheadFileIo implements FileIo {
 
     @Override
     public long size() throws IOException {
-        return java.nio.file.Files.size(path);
+        return Files.size(path);
     }
 
     @Override
