@@ -4,12 +4,16 @@ import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.gateway.client.FastClient;
 import io.fastblock.gateway.iscsi.IscsiServer;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gateway process: an iSCSI portal whose targets are the cluster's volumes, served through
  * the FAST client. One runs on every compute node.
  */
 public final class Gateway implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+
     private final FastClient client;
     private final IscsiServer server;
 
@@ -45,6 +49,7 @@ public final class Gateway implements AutoCloseable {
     public static void main(String[] args) throws InterruptedException {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
+        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         GatewayConfig config;
         if (CommandLine.wantsHelp(args)) {
             System.out.print(GatewayConfig.usage());

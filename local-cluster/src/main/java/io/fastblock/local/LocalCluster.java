@@ -1,5 +1,6 @@
 package io.fastblock.local;
 
+import io.fastblock.protocol.codec.BufferPoolDefaults;
 import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.protocol.Iqn;
 import java.io.IOException;
@@ -188,9 +189,16 @@ public final class LocalCluster implements AutoCloseable {
      * full collection when the old generation fills: at that load ~1 MiB/s reached it (a chunk's
      * write state outlives a young collection), a full collection every 2-3 minutes of 17-24 ms
      * with the 256 MiB default heap, below the run's own maximum latency (74 ms; G1's run 121 ms).
-     * The metadata side (ZooKeeper, namenode) keeps the JVM's default.
+     * The metadata side (ZooKeeper, namenode) keeps the JVM's default. They also get
+     * {@link BufferPoolDefaults#JVM_OPTIONS}, so Netty's pools take memory without the JDK zeroing it.
      */
-    static final List<String> DATA_PATH_JVM_OPTIONS = List.of("-XX:+UseParallelGC");
+    static final List<String> DATA_PATH_JVM_OPTIONS = dataPathJvmOptions();
+
+    private static List<String> dataPathJvmOptions() {
+        List<String> options = new ArrayList<>(List.of("-XX:+UseParallelGC"));
+        options.addAll(BufferPoolDefaults.JVM_OPTIONS);
+        return List.copyOf(options);
+    }
 
     private ChildProcess child(String name, String mainClass, List<String> jvmOptions, String... args) {
         return child(name, mainClass, config.childHeap(), jvmOptions, args);

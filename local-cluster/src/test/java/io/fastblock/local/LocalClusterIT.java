@@ -2,10 +2,12 @@ package io.fastblock.local;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fastblock.protocol.codec.BufferPoolDefaults;
 import io.fastblock.bench.JobSpec;
 import io.fastblock.bench.LoadGenerator;
 import io.fastblock.bench.Report;
@@ -76,12 +78,16 @@ class LocalClusterIT {
 
     @Test
     @Order(0)
-    void dataPathJvmsRunTheParallelCollector() {
+    void dataPathJvmsRunTheParallelCollectorAndUnzeroedBufferPools() throws IOException {
         int checked = 0;
         for (Map.Entry<String, ChildProcess> e : cluster.processes().entrySet()) {
             List<String> jvmArgs = List.of(ProcessHandle.of(e.getValue().pid()).orElseThrow().info().arguments().orElseThrow());
             boolean dataPath = e.getKey().startsWith("storage-") || e.getKey().equals("gateway");
             assertEquals(dataPath, jvmArgs.contains("-XX:+UseParallelGC"), e.getKey() + ": " + jvmArgs);
+            assertEquals(dataPath, jvmArgs.containsAll(BufferPoolDefaults.JVM_OPTIONS), e.getKey() + ": " + jvmArgs);
+            // ... and the options took: no server warns that its pools take zeroed memory.
+            String log = Files.readString(e.getValue().logFile());
+            assertFalse(log.contains("zeroed memory"), e.getKey() + "'s log: " + log);
             checked += dataPath ? 1 : 0;
         }
         assertEquals(4, checked, "three storage servers and the gateway: " + cluster.processes().keySet());

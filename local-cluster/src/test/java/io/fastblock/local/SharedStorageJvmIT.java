@@ -2,8 +2,10 @@ package io.fastblock.local;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fastblock.protocol.codec.BufferPoolDefaults;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -28,7 +30,9 @@ class SharedStorageJvmIT {
             ChildProcess storage = cluster.processes().get(LocalCluster.STORAGE_GROUP);
             List<String> jvmArgs = List.of(ProcessHandle.of(storage.pid()).orElseThrow().info().arguments().orElseThrow());
             assertTrue(jvmArgs.contains("-Xmx768m") && jvmArgs.contains("-XX:+UseParallelGC")
+                    && jvmArgs.containsAll(BufferPoolDefaults.JVM_OPTIONS)
                     && jvmArgs.contains("io.fastblock.storage.StorageServerGroup"), jvmArgs.toString());
+            assertFalse(Files.readString(storage.logFile()).contains("zeroed memory"), "the group's pools take zeroed memory");
             // start() returned, so the namenode saw 3 live servers formed into groups; each chain spans three nodes.
             assertTrue(cluster.admin().clusterFormed(3));
 

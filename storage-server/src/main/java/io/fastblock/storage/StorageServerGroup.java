@@ -8,6 +8,8 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Several storage servers in one JVM, for a cluster on one machine ({@code make up
@@ -25,6 +27,8 @@ import java.util.Map;
  * {@value #NEXT}.
  */
 public final class StorageServerGroup implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(StorageServerGroup.class);
+
     /** Separates one server's flags from the next one's. */
     public static final String NEXT = "--next";
 
@@ -124,6 +128,7 @@ public final class StorageServerGroup implements Closeable {
     public static void main(String[] args) {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
+        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         if (CommandLine.wantsHelp(args)) {
             System.out.print(StorageServerConfig.usage("storage-server-group <server flags> [" + NEXT
                     + " <server flags> ...]: storage servers in one JVM, each with these flags"));

@@ -1,5 +1,9 @@
 package io.fastblock.protocol.codec;
 
+import io.netty.util.internal.PlatformDependent;
+import java.util.List;
+import java.util.Optional;
+
 /**
  * Netty's pooled allocator, tuned for the servers' 1 MiB data buffers. By default a thread caches
  * freed buffers of at most 32 KiB; a larger one goes back to its arena, and an arena destroys a
@@ -21,6 +25,17 @@ package io.fastblock.protocol.codec;
  * entries it did not use since the last trim: the same nine runs then held 40-104 MiB, 76 MiB a few
  * seconds after the last one (docs/performance.md).
  * <p>
+ * <p>
+ * The caches do not stop an arena from destroying its chunks. Under 1 MiB QD32 writes a storage
+ * server's socket reads hold hundreds of 64 KiB buffers at once (a frame's pieces until its copies
+ * are written and forwarded); freed together, they empty whole chunks, which are destroyed, and the
+ * next reads allocate new ones. The JDK zeroes every new direct buffer, so that churn cost 6.4% of
+ * the storage JVM's CPU in a profile. Netty allocates chunks without zeroing (and the C library
+ * reuses the memory) when it may call {@code DirectByteBuffer}'s private constructor: that takes
+ * {@link #TRY_REFLECTION} and the JVM option {@link #JVM_OPTIONS}, which the launcher gives the
+ * data-path JVMs. 1 MiB QD32 writes: +12% in 5 of 6 alternating pairs (docs/performance.md). Without
+ * the option Netty falls back to the JDK's zeroed buffers, as before; nothing else changes.
+ * <p>
  * Netty reads these properties once, when the allocator class initializes: call
  * {@link #serverDefault()} first thing in a server's {@code main}. A value given on the command
  * line ({@code -Dio.netty.allocator.maxCachedBufferCapacity=...}) wins.
@@ -29,6 +44,9 @@ public final class BufferPoolDefaults {
     public static final String MAX_CACHED = "io.netty.allocator.maxCachedBufferCapacity";
     public static final String NORMAL_CACHE_SIZE = "io.netty.allocator.normalCacheSize";
     public static final String TRIM_INTERVAL = "io.netty.allocator.cacheTrimIntervalMillis";
+    public static final String TRY_REFLECTION = "io.netty.tryReflectionSetAccessible";
+    /** What a data-path JVM needs on its command line for Netty to allocate pool chunks unzeroed. */
+    public static final List<String> JVM_OPTIONS = List.of("--add-opens=java.base/java.nio=ALL-UNNAMED");
     /** Covers a 1 MiB payload plus its frame header (the 1.25 MiB size class) with room to spare. */
     static final int MAX_CACHED_BYTES = 2 * 1024 * 1024;
     static final int NORMAL_CACHE_ENTRIES = 16;
@@ -43,6 +61,19 @@ public final class BufferPoolDefaults {
         setIfAbsent(MAX_CACHED, Integer.toString(MAX_CACHED_BYTES));
         setIfAbsent(NORMAL_CACHE_SIZE, Integer.toString(NORMAL_CACHE_ENTRIES));
         setIfAbsent(TRIM_INTERVAL, Long.toString(TRIM_MILLIS));
+        setIfAbsent(TRY_REFLECTION, "true");
+    }
+
+    /** True when Netty's pools take memory unzeroed (see the class comment); read after {@link #serverDefault()}. */
+    public static boolean unzeroedChunks() {
+        return PlatformDependent.useDirectBufferNoCleaner();
+    }
+
+    /** What a server logs at start when its pools' chunks are zeroed, i.e. {@link #JVM_OPTIONS} are missing. */
+    public static Optional<String> zeroedChunksWarning() {
+        return unzeroedChunks() ? Optional.empty()
+                : Optional.of("Netty's buffer pools take zeroed memory from the JDK (slower under 1 MiB writes); "
+                + "start this JVM with " + String.join(" ", JVM_OPTIONS) + " to avoid it");
     }
 
     private static void setIfAbsent(String key, String value) {

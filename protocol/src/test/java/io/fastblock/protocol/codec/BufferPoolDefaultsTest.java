@@ -89,6 +89,42 @@ class BufferPoolDefaultsTest {
     }
 
     @Test
+    void withTheJvmOptionsPoolChunksComeUnzeroedAndWithoutThemZeroedAsBefore() throws Exception {
+        // With the options: the pool's memory is what the C library hands back, garbage included.
+        assertEquals(1, runProbe(BufferPoolDefaults.JVM_OPTIONS, ChunkProbe.class, "", "unzeroed="));
+        // Without them (a JVM started by hand): the JDK's zeroed buffers, the servers warn, and buffers still work.
+        assertEquals(0, runProbe(List.of(), ChunkProbe.class, "", "unzeroed="));
+    }
+
+    /**
+     * Child JVM: takes pooled buffers through many arena chunks, writes and reads them back, and
+     * prints whether Netty allocated the chunks without the JDK's zeroing, and the warning agrees.
+     */
+    public static final class ChunkProbe {
+        public static void main(String[] args) {
+            BufferPoolDefaults.serverDefault();
+            List<ByteBuf> held = new ArrayList<>();
+            for (int i = 0; i < 64; i++) { // 64 MiB: many 4 MiB chunks
+                ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(1 << 20);
+                b.writeBytes(new byte[1 << 20]);
+                b.setLong(8, i);
+                held.add(b);
+            }
+            for (int i = 0; i < held.size(); i++) {
+                if (held.get(i).getLong(8) != i) {
+                    throw new AssertionError("buffer " + i + " lost its bytes");
+                }
+            }
+            held.forEach(ByteBuf::release);
+            boolean unzeroed = BufferPoolDefaults.unzeroedChunks();
+            if (unzeroed == BufferPoolDefaults.zeroedChunksWarning().isPresent()) {
+                throw new AssertionError("the warning disagrees with the allocation: unzeroed=" + unzeroed);
+            }
+            System.out.println("unzeroed=" + (unzeroed ? 1 : 0));
+        }
+    }
+
+    @Test
     void aValueGivenOnTheCommandLineWins() {
         String before = System.getProperty(BufferPoolDefaults.MAX_CACHED);
         String beforeSize = System.getProperty(BufferPoolDefaults.NORMAL_CACHE_SIZE);
