@@ -49,12 +49,12 @@ public final class Gateway implements AutoCloseable {
     public static void main(String[] args) throws InterruptedException {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
-        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         GatewayConfig config;
         if (CommandLine.wantsHelp(args)) {
             System.out.print(GatewayConfig.usage());
             return;
         }
+        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         try {
             config = GatewayConfig.fromArgs(args);
         } catch (IllegalArgumentException e) {

@@ -189,8 +189,8 @@ public final class LocalCluster implements AutoCloseable {
      * full collection when the old generation fills: at that load ~1 MiB/s reached it (a chunk's
      * write state outlives a young collection), a full collection every 2-3 minutes of 17-24 ms
      * with the 256 MiB default heap, below the run's own maximum latency (74 ms; G1's run 121 ms).
-     * The metadata side (ZooKeeper, namenode) keeps the JVM's default. They also get
-     * {@link BufferPoolDefaults#JVM_OPTIONS}, so Netty's pools take memory without the JDK zeroing it.
+     * The metadata side (ZooKeeper, namenode) keeps the JVM's default. The data-path JVMs also
+     * get {@link BufferPoolDefaults#JVM_OPTIONS}, so Netty's pools take memory without the JDK zeroing it.
      */
     static final List<String> DATA_PATH_JVM_OPTIONS = dataPathJvmOptions();
 

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fastblock.protocol.codec.BufferPoolDefaults;
 import io.fastblock.bench.JobSpec;
 import io.fastblock.bench.LoadGenerator;
 import io.fastblock.bench.Report;
@@ -17,6 +16,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Iqn;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.codec.BufferPoolDefaults;
 import io.netty.buffer.ByteBufUtil;
 import java.io.IOException;
 import java.io.InputStream;

@@ -415,11 +415,11 @@ public final class StorageServer implements AutoCloseable {
     public static void main(String[] args) {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
-        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         if (CommandLine.wantsHelp(args)) {
             System.out.print(StorageServerConfig.usage("storage-server [--name=value ...]"));
             return;
         }
+        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         StorageServerConfig config;
         try {
             config = StorageServerConfig.fromArgs(args);

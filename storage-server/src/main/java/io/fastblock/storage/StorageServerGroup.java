@@ -128,12 +128,12 @@ public final class StorageServerGroup implements Closeable {
     public static void main(String[] args) {
         io.fastblock.protocol.codec.BufferPoolDefaults.serverDefault(); // before any pooled buffer
         io.fastblock.protocol.codec.BufferLeakDetection.serverDefault();
-        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         if (CommandLine.wantsHelp(args)) {
             System.out.print(StorageServerConfig.usage("storage-server-group <server flags> [" + NEXT
                     + " <server flags> ...]: storage servers in one JVM, each with these flags"));
             return;
         }
+        io.fastblock.protocol.codec.BufferPoolDefaults.zeroedChunksWarning().ifPresent(LOG::warn);
         List<StorageServerConfig> configs;
         try {
             configs = parse(args);

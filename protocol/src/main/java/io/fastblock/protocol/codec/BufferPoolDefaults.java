@@ -25,7 +25,6 @@ import java.util.Optional;
  * entries it did not use since the last trim: the same nine runs then held 40-104 MiB, 76 MiB a few
  * seconds after the last one (docs/performance.md).
  * <p>
- * <p>
  * The caches do not stop an arena from destroying its chunks. Under 1 MiB QD32 writes a storage
  * server's socket reads hold hundreds of 64 KiB buffers at once (a frame's pieces until its copies
  * are written and forwarded); freed together, they empty whole chunks, which are destroyed, and the

@@ -90,7 +90,7 @@ class BufferPoolDefaultsTest {
 
     @Test
     void withTheJvmOptionsPoolChunksComeUnzeroedAndWithoutThemZeroedAsBefore() throws Exception {
-        // With the options: the pool's memory is what the C library hands back, garbage included.
+        // With the options: Netty takes the chunks' memory itself, unzeroed.
         assertEquals(1, runProbe(BufferPoolDefaults.JVM_OPTIONS, ChunkProbe.class, "", "unzeroed="));
         // Without them (a JVM started by hand): the JDK's zeroed buffers, the servers warn, and buffers still work.
         assertEquals(0, runProbe(List.of(), ChunkProbe.class, "", "unzeroed="));
