@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -88,8 +89,8 @@ class StorageServerConfigTest {
     }
 
     @Test
-    void checkpointIntervalIsAFlagWithAFloorAndReachesTheServersChunkStore() {
-        assertEquals(java.time.Duration.ofSeconds(30), StorageServerConfig.fromArgs().checkpointInterval());
+    void checkpointIntervalIsAFlagWithAFloorThatTheWithersKeep() {
+        assertEquals(Duration.ofSeconds(30), StorageServerConfig.fromArgs().checkpointInterval());
         StorageServerConfig c = StorageServerConfig.fromArgs("--checkpoint-ms=5000");
         assertEquals(5000, c.checkpointMillis());
         assertEquals(5000, c.withPort(1).withBackground(BackgroundRates.DEFAULTS).checkpointMillis());
