@@ -20,9 +20,18 @@ import java.util.Locale;
  * @param dataMemory     {@code --data-memory}: bytes of command data (solicited write data, read data on
  *                       its way out) all sessions may hold at once ({@code iscsi.session.DataBudget});
  *                       by default half the JVM's direct memory limit
+ * @param readAhead      {@code --read-ahead}: bytes each storage read fetches ahead of a volume's small
+ *                       sequential reads ({@code client.ReadAhead}), 0 for none (default 128K)
  */
 public record GatewayConfig(String listenHost, int iscsiPort, String portalAddress, List<String> namenodeUrls,
-                            int queueDepth, Timers timers, long dataMemory) {
+                            int queueDepth, Timers timers, long dataMemory, int readAhead) {
+    /** Default {@code --read-ahead}: 32 reads of 4 KiB per storage request. */
+    public static final int DEFAULT_READ_AHEAD = 128 << 10;
+    /** Smallest non-zero {@code --read-ahead}: sequential reads of up to a quarter of it trigger it. */
+    public static final int MIN_READ_AHEAD = 16 << 10;
+    /** Largest {@code --read-ahead}: one storage request. */
+    public static final int MAX_READ_AHEAD = 1 << 20;
+
     /** Smallest {@code --data-memory}: one 1 MiB command at a time. */
     public static final long MIN_DATA_MEMORY = 1L << 20;
 
@@ -34,6 +43,10 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
     public GatewayConfig {
         if (dataMemory < MIN_DATA_MEMORY) {
             throw new IllegalArgumentException("--data-memory must be at least 1M, got " + dataMemory);
+        }
+        if (readAhead != 0 && (readAhead < MIN_READ_AHEAD || readAhead > MAX_READ_AHEAD || readAhead % 4096 != 0)) {
+            throw new IllegalArgumentException("--read-ahead must be 0 or a multiple of 4K in "
+                    + MIN_READ_AHEAD / 1024 + "K.." + MAX_READ_AHEAD / 1024 + "K, got " + readAhead);
         }
     }
 
@@ -112,7 +125,9 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
             java.util.Map.entry("lease-renewal", "how often a held write lease is renewed; 0: a third of its lifetime"),
             java.util.Map.entry("qos-poll", "how often an open volume's record (QoS, size, layers) is read again"),
             java.util.Map.entry("answer-spin", "how long an event loop awaiting one or two storage answers polls for"
-                    + " them before it sleeps; 0: no polling"));
+                    + " them before it sleeps; 0: no polling"),
+            java.util.Map.entry("read-ahead", "bytes each storage read fetches ahead of a volume's small sequential"
+                    + " reads, 0: none"));
 
     public static GatewayConfig fromArgs(String... args) {
         return from(CommandLine.parse(args));
@@ -131,6 +146,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         int qd = cl.getInt("queue-depth", 128);
         String mem = cl.given("data-memory", null);
         long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
+        String ra = cl.get("read-ahead", DEFAULT_READ_AHEAD / 1024 + "K").trim();
+        long readAhead = ra.equals("0") ? 0 : ByteSize.parse("read-ahead", ra);
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
                 duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),
@@ -141,7 +158,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
             throw new IllegalArgumentException("--queue-depth must be 1..4096, got " + qd);
         }
         return new GatewayConfig(host, port, portal,
-                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers, dataMemory);
+                Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers, dataMemory,
+                (int) Math.min(readAhead, Integer.MAX_VALUE));
     }
 
     private static Duration duration(CommandLine cl, String name, Duration defaultValue) {

@@ -68,6 +68,17 @@ class GatewayConfigTest {
     }
 
     @Test
+    void readAheadIsAByteCountThatZeroTurnsOff() {
+        assertEquals(128 << 10, GatewayConfig.defaults().readAhead());
+        assertEquals(256 << 10, GatewayConfig.fromArgs("--read-ahead=256K").readAhead());
+        assertEquals(0, GatewayConfig.fromArgs("--read-ahead=0").readAhead());
+        for (String bad : new String[] {"--read-ahead=4K", "--read-ahead=2M", "--read-ahead=20000", "--read-ahead=much"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs(bad));
+            assertTrue(e.getMessage().contains("read-ahead"), bad + ": " + e.getMessage());
+        }
+    }
+
+    @Test
     void helpDescribesEveryFlagTheParseReadsAndNoOther() {
         assertEquals("", io.fastblock.protocol.config.CommandLine.helpMismatch(GatewayConfig::from, GatewayConfig.FLAGS));
     }

@@ -6,7 +6,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * Per-volume counters of the FAST client, counted per storage request (a volume request spanning
  * chunks counts once per chunk). Meter names: {@code fastblock.gateway.reads} and
- * {@code fastblock.gateway.read.bytes} tagged route=head|middle|tail|zero-fill,
+ * {@code fastblock.gateway.read.bytes} tagged route=head|middle|tail|zero-fill|read-ahead (a read answered
+ * from data read ahead, no storage request of its own),
  * {@code fastblock.gateway.writes} / {@code .write.bytes} tagged route=head,
  * {@code fastblock.gateway.requests} tagged op and pattern=random|sequential (per volume request),
  * {@code fastblock.gateway.retries} tagged reason; all tagged volume.
@@ -18,6 +19,8 @@ public final class ClientMetrics {
     private final Counter readBytesHead;
     private final Counter readBytesMiddle;
     private final Counter readBytesZero;
+    private final Counter readsAhead;
+    private final Counter readBytesAhead;
     private final Counter writesHead;
     private final Counter writeBytesHead;
     private final Counter readRandom;
@@ -36,6 +39,8 @@ public final class ClientMetrics {
         readBytesHead = counter("fastblock.gateway.read.bytes", "route", "head");
         readBytesMiddle = counter("fastblock.gateway.read.bytes", "route", "middle");
         readBytesZero = counter("fastblock.gateway.read.bytes", "route", "zero-fill");
+        readsAhead = counter("fastblock.gateway.reads", "route", "read-ahead");
+        readBytesAhead = counter("fastblock.gateway.read.bytes", "route", "read-ahead");
         writesHead = counter("fastblock.gateway.writes", "route", "head");
         writeBytesHead = counter("fastblock.gateway.write.bytes", "route", "head");
         readRandom = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "read", "pattern", "random");
@@ -60,6 +65,12 @@ public final class ClientMetrics {
             readsHead.increment();
             readBytesHead.increment(bytes);
         }
+    }
+
+    /** A read answered by the read-ahead (no storage request of its own). */
+    void readAhead(int bytes) {
+        readsAhead.increment();
+        readBytesAhead.increment(bytes);
     }
 
     void zeroFill(int bytes) {

@@ -27,6 +27,16 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     private final StorageClient storage;
     private final String gatewayId;
     private final GatewayConfig.Timers timers;
+    /** {@code --read-ahead}: 0 for none. */
+    private final int readAheadBytes;
+    /** Windows a device holds at once: two for each of four sequential streams. */
+    static final int READ_AHEAD_WINDOWS = 8;
+    /**
+     * How long a window may answer reads after it was read. A stream that takes longer to read it
+     * gains nothing from it, and it bounds how long a write by another gateway (which this one does
+     * not see) could be missed by a window read before it.
+     */
+    static final java.time.Duration READ_AHEAD_AGE = java.time.Duration.ofSeconds(1);
     /** Admits throttled commands at their time; one thread, it only completes futures. */
     private final ScheduledExecutorService qosTimer = Executors.newSingleThreadScheduledExecutor(
             NamenodeClient.daemonThreads("qos-timer"));
@@ -53,6 +63,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     public FastClient(GatewayConfig config, MeterRegistry registry, ClientSettings settings) {
         this.settings = settings;
         this.timers = config.timers();
+        this.readAheadBytes = config.readAhead();
         this.registry = registry;
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
@@ -184,6 +195,17 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         QosRegistry.Handle limits = qos.acquire(info.name());
         v.useAdmission(limits.throttle(), limits);
         v.useLayers(watch);
+        if (readAheadBytes > 0) {
+            // A change through one device of the volume (another session, a multipath path) drops what
+            // the others read ahead of it.
+            v.useReadAhead(readAheadBytes, READ_AHEAD_WINDOWS, READ_AHEAD_AGE, (offset, length) -> {
+                for (FastVolume other : open.getOrDefault(info.name(), java.util.Set.of())) {
+                    if (other != v) {
+                        other.invalidateReadAhead(offset, length);
+                    }
+                }
+            });
+        }
         open.computeIfAbsent(info.name(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(v);
         return v;
     }
@@ -202,6 +224,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
             devices.removeIf(FastVolume::isClosed);
             for (FastVolume v : devices) {
                 v.refreshed(fresh);
+                v.expireReadAhead();
             }
             return fresh.qos();
         });

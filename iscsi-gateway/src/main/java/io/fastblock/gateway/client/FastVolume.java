@@ -55,6 +55,9 @@ public final class FastVolume implements BlockDevice {
     private volatile VolumeLease lease;
     private volatile IoAdmission admission = IoAdmission.NONE;
     private volatile AutoCloseable admissionRelease = () -> { };
+    private volatile ReadAhead readAhead;
+    /** Told of every range this volume is about to change and has changed (other open devices' read-ahead). */
+    private volatile java.util.function.BiConsumer<Long, Long> mutationListener = (offset, length) -> { };
 
     public FastVolume(VolumeInfo info, ChunkMapCache chunks, StorageTransport storage, ClientSettings settings,
                       ClientMetrics metrics, ByteBufAllocator alloc, Executor retryExecutor) {
@@ -153,6 +156,8 @@ public final class FastVolume implements BlockDevice {
                     maps.computeIfAbsent(layer, l -> source.cache(l, l == fresh.topLayer()));
                 }
                 layers = new LayerStack(fresh.layers(), maps);
+                // A revert puts other data under the volume's offsets.
+                clearReadAhead();
                 LOG.info("volume {}: {} (was {})", fresh.name(), layers, current.ids());
             }
             grew = fresh.size() > info.size();
@@ -225,11 +230,66 @@ public final class FastVolume implements BlockDevice {
     }
 
     /**
-     * What the lease's loss does to this volume: the chunk map cached here is dropped (another
-     * gateway writes now). Writes fail FENCED from then on through the lease itself.
+     * Answers this volume's small sequential reads from windows read ahead of them ({@link ReadAhead})
+     * of {@code windowBytes} each, at most {@code maxWindows} at a time, each for {@code maxAge} after
+     * its read was sent. {@code mutations} is told of every range this volume changes, before and after,
+     * so other devices of the volume on this gateway drop what they read ahead of it.
+     */
+    public void useReadAhead(int windowBytes, int maxWindows, java.time.Duration maxAge,
+                             java.util.function.BiConsumer<Long, Long> mutations) {
+        ReadAhead old = readAhead;
+        readAhead = new ReadAhead(windowBytes, maxWindows, maxAge.toNanos(), () -> info.size(), (o, l) -> {
+            DeviceException refused = refuse(o, l);
+            return refused != null ? CompletableFuture.failedFuture(refused)
+                    : readThrough(o, l, AccessPattern.SEQUENTIAL);
+        });
+        mutationListener = mutations;
+        if (old != null) {
+            old.clear();
+        }
+    }
+
+    /** Another device of this volume on this gateway changes [offset, offset + length): what was read ahead there goes. */
+    public void invalidateReadAhead(long offset, long length) {
+        ReadAhead ra = readAhead;
+        if (ra != null) {
+            ra.invalidate(offset, length);
+        }
+    }
+
+    /** Drops read-ahead windows past their age (called periodically for open volumes). */
+    public void expireReadAhead() {
+        ReadAhead ra = readAhead;
+        if (ra != null) {
+            ra.expire();
+        }
+    }
+
+    /** The volume's read-ahead, or null without it; for tests. */
+    ReadAhead readAhead() {
+        return readAhead;
+    }
+
+    private void clearReadAhead() {
+        ReadAhead ra = readAhead;
+        if (ra != null) {
+            ra.clear();
+        }
+    }
+
+    /** [offset, offset + length) is about to change, or has: nothing read ahead of it may answer a read. */
+    private void mutating(long offset, long length) {
+        invalidateReadAhead(offset, length);
+        mutationListener.accept(offset, length);
+    }
+
+    /**
+     * What the lease's loss does to this volume: the chunk map cached here and the data read ahead
+     * are dropped (another gateway writes now). Writes fail FENCED from then on through the lease itself.
      */
     public void leaseLost(String reason) {
         layers.topMap().clear();
+        clearReadAhead();
     }
 
     @Override
@@ -243,6 +303,19 @@ public final class FastVolume implements BlockDevice {
         }
         AccessPattern pattern = readStreams.classify(offset, length);
         metrics.classified(true, pattern);
+        ReadAhead ra = readAhead;
+        if (ra != null) {
+            CompletableFuture<ByteBuf> early = ra.read(offset, length, pattern == AccessPattern.SEQUENTIAL);
+            if (early != null) {
+                metrics.readAhead(length);
+                return early;
+            }
+        }
+        return readThrough(offset, length, pattern);
+    }
+
+    /** A read from the storage servers (or zeros for unallocated chunks), without the read-ahead. */
+    private CompletableFuture<ByteBuf> readThrough(long offset, int length, AccessPattern pattern) {
         List<ChunkSlice> slices = ChunkSlice.split(offset, length, info.chunkSize(), settings.maxRequestBytes());
         @SuppressWarnings("unchecked")
         CompletableFuture<ByteBuf>[] parts = new CompletableFuture[slices.size()];
@@ -288,7 +361,9 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        return underWriteLease(data, () -> writeWithEpoch(offset, data, length));
+        mutating(offset, length);
+        return underWriteLease(data, () -> writeWithEpoch(offset, data, length))
+                .whenComplete((ok, failure) -> mutating(offset, length));
     }
 
     /**
@@ -354,6 +429,7 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
+        mutating(offset, length);
         return underWriteLease(null, () -> {
             long start = System.nanoTime();
             List<CompletableFuture<Void>> parts = new ArrayList<>();
@@ -365,7 +441,7 @@ public final class FastVolume implements BlockDevice {
                 pos += n;
             }
             return allDone(parts.toArray(CompletableFuture[]::new));
-        });
+        }).whenComplete((ok, failure) -> mutating(offset, length));
     }
 
     private CompletableFuture<Void> unmapInChunk(long index, long within, long length, long start) {
@@ -551,6 +627,7 @@ public final class FastVolume implements BlockDevice {
     @Override
     public void close() {
         closed = true;
+        clearReadAhead();
         try {
             admissionRelease.close();
         } catch (Exception e) {
@@ -568,7 +645,9 @@ public final class FastVolume implements BlockDevice {
         if (l != null && l.state() != VolumeLease.State.NONE) {
             l.lose("storage rejected epoch " + leaseEpoch + " (" + where + ")");
         } else {
+            // A reader only: another gateway took the lease, and may have written since.
             layers.topMap().clear();
+            clearReadAhead();
         }
     }
 

@@ -130,6 +130,39 @@ class FastClientTest {
     }
 
     @Test
+    void aWriteThroughOneDeviceDropsWhatAnotherReadAheadOfIt() throws Exception {
+        // Two sessions of one volume on this gateway (two paths of a multipath device, say).
+        BlockDevice reader = get(client.open("iqn.2026-11.io.fastblock:vol1", "init")).orElseThrow();
+        BlockDevice writer = get(client.open("iqn.2026-11.io.fastblock:vol1", "init")).orElseThrow();
+        byte[] data = new byte[512 << 10];
+        new Random(21).nextBytes(data);
+        ByteBuf buf = Unpooled.directBuffer(data.length).writeBytes(data);
+        get(writer.write(0, buf));
+        buf.release();
+        for (int pos = 0; pos < 64 << 10; pos += 4096) {
+            ByteBuf got = get(reader.read(pos, 4096));
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, pos, pos + 4096), ByteBufUtil.getBytes(got), "at " + pos);
+            got.release();
+        }
+        double ahead = registry.counter("fastblock.gateway.reads", "volume", "vol1", "route", "read-ahead").count();
+        assertTrue(ahead >= 10, "the reader's stream was answered from its read-ahead: " + ahead);
+        // The other device changes bytes the reader has read ahead (its windows reach past 128 KiB by now).
+        byte[] changed = new byte[8192];
+        new Random(22).nextBytes(changed);
+        System.arraycopy(changed, 0, data, 96 << 10, changed.length);
+        buf = Unpooled.directBuffer(changed.length).writeBytes(changed);
+        get(writer.write(96 << 10, buf));
+        buf.release();
+        for (int pos = 64 << 10; pos < 256 << 10; pos += 4096) {
+            ByteBuf got = get(reader.read(pos, 4096));
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, pos, pos + 4096), ByteBufUtil.getBytes(got), "at " + pos);
+            got.release();
+        }
+        reader.close();
+        writer.close();
+    }
+
+    @Test
     void aWriteFollowsTheChainWhenTheHeadDies() throws Exception {
         FastVolume dev = get(client.openVolume("vol2"));
         ByteBuf first = Unpooled.directBuffer(4096).writeZero(4096);

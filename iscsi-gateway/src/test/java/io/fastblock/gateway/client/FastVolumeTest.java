@@ -221,6 +221,93 @@ class FastVolumeTest {
     }
 
     @Test
+    void sequentialSmallReadsComeFromReadAheadAndThisVolumesWritesAndTrimsDropIt() throws Exception {
+        volume.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), (o, l) -> { });
+        byte[] data = pattern(512 << 10, 31);
+        write(0, data);
+        for (int pos = 0; pos < 96 << 10; pos += 4096) {
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, pos, pos + 4096), read(pos, 4096), "at " + pos);
+        }
+        // Two random reads start the stream. The third, the first sequential one, goes to the middle and
+        // starts the window [12K, 76K); passing its middle starts [76K, 140K). One middle read per window.
+        assertEquals(2, cluster.requestsTo("storage-1", OpCode.READ));
+        assertEquals(3, cluster.requestsTo("storage-2", OpCode.READ));
+        assertEquals(21.0, counter("fastblock.gateway.reads", "volume", "vol1", "route", "read-ahead"));
+        // A write and a trim inside windows already read: the stream reads the new bytes.
+        byte[] changed = pattern(4096, 32);
+        write(100 << 10, changed);
+        System.arraycopy(changed, 0, data, 100 << 10, 4096);
+        assertEquals(0, volume.readAhead().windows(), "the write dropped the windows it overlaps");
+        for (int pos = 96 << 10; pos < 144 << 10; pos += 4096) {
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, pos, pos + 4096), read(pos, 4096), "at " + pos);
+        }
+        volume.unmap(160 << 10, 8192).get(5, TimeUnit.SECONDS);
+        java.util.Arrays.fill(data, 160 << 10, (160 << 10) + 8192, (byte) 0);
+        for (int pos = 144 << 10; pos < 256 << 10; pos += 4096) {
+            assertArrayEquals(java.util.Arrays.copyOfRange(data, pos, pos + 4096), read(pos, 4096), "at " + pos);
+        }
+        volume.close();
+        assertEquals(0, volume.readAhead().windows(), "closing releases what was read ahead");
+    }
+
+    @Test
+    void aWindowReadWhileAWriteWasOutIsDroppedWhenTheWriteCompletes() throws Exception {
+        // Writes held back whole (not yet on the replicas) until released.
+        List<Runnable> heldWrites = new ArrayList<>();
+        StorageTransport gated = new StorageTransport() {
+            @Override
+            public CompletableFuture<StorageResponse> write(NodeAddress node,
+                    ChainAddress chain, ChunkId chunk, long offset, ByteBuf buf) {
+                CompletableFuture<StorageResponse> answer = new CompletableFuture<>();
+                heldWrites.add(() -> cluster.write(node, chain, chunk, offset, buf).whenComplete((r, e) -> answer.complete(r)));
+                return answer;
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> read(NodeAddress node,
+                    ChainAddress chain, ChunkId chunk, long offset, int length) {
+                return cluster.read(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> trim(NodeAddress node,
+                    ChainAddress chain, ChunkId chunk, long offset, int length) {
+                return cluster.trim(node, chain, chunk, offset, length);
+            }
+
+            @Override
+            public CompletableFuture<StorageResponse> extents(NodeAddress node,
+                    ChainAddress chain, ChunkId chunk, long offset, int length) {
+                return cluster.extents(node, chain, chunk, offset, length);
+            }
+        };
+        byte[] data = pattern(256 << 10, 33);
+        write(0, data);
+        FastVolume v = volume(gated);
+        v.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), (o, l) -> { });
+        for (int pos = 0; pos < 40 << 10; pos += 4096) {
+            ByteBuf b = v.read(pos, 4096).get(5, TimeUnit.SECONDS);
+            b.release();
+        }
+        // A write into [76K, 140K) goes out; while it is out the stream reaches that window, read before the write lands.
+        byte[] changed = pattern(4096, 34);
+        ByteBuf w = Unpooled.directBuffer(4096).writeBytes(changed);
+        CompletableFuture<Void> writing = v.write(100 << 10, w);
+        for (int pos = 40 << 10; pos < 80 << 10; pos += 4096) {
+            ByteBuf b = v.read(pos, 4096).get(5, TimeUnit.SECONDS);
+            b.release();
+        }
+        assertEquals(1, heldWrites.size());
+        heldWrites.remove(0).run();
+        writing.get(5, TimeUnit.SECONDS);
+        w.release();
+        ByteBuf b = v.read(100 << 10, 4096).get(5, TimeUnit.SECONDS);
+        assertArrayEquals(changed, ByteBufUtil.getBytes(b), "the window read before the write landed was dropped");
+        b.release();
+        v.close();
+    }
+
+    @Test
     void aStaleChainIsRefreshedAndTheReadResent() throws Exception {
         byte[] data = pattern(4096, 6);
         write(0, data);
