@@ -65,6 +65,8 @@ public final class ReadAhead {
     private final LongSupplier clock;
     /** Oldest first. */
     private final List<Window> windows = new ArrayList<>();
+    /** {@code windows.size()}, readable without the monitor. */
+    private volatile int held;
     private long hits;
 
     /**
@@ -104,6 +106,10 @@ public final class ReadAhead {
      * middle of a window starts the one after it.
      */
     public CompletableFuture<ByteBuf> read(long offset, int length, boolean sequential) {
+        if (!sequential && held == 0) {
+            // A random read of a volume with no stream running: nothing to find, nothing to start.
+            return null;
+        }
         long now = clock.getAsLong();
         Window started = null;
         Window pending = null;
@@ -166,6 +172,7 @@ public final class ReadAhead {
         }
         Window w = new Window(start, (int) Math.min(windowBytes, size - start), now);
         windows.add(w);
+        held = windows.size();
         return w;
     }
 
@@ -215,6 +222,7 @@ public final class ReadAhead {
 
     private void drop(Window w) {
         windows.remove(w);
+        held = windows.size();
         w.dropped = true;
         if (w.data != null) {
             w.data.release();
