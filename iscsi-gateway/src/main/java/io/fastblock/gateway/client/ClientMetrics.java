@@ -6,8 +6,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 /**
  * Per-volume counters of the FAST client, counted per storage request (a volume request spanning
  * chunks counts once per chunk). Meter names: {@code fastblock.gateway.reads} and
- * {@code fastblock.gateway.read.bytes} tagged route=head|middle|tail|zero-fill|read-ahead (a read answered
- * from data read ahead, no storage request of its own),
+ * {@code fastblock.gateway.read.bytes} tagged route=head|middle|tail|zero-fill|read-ahead (a read handed to
+ * the read-ahead, no storage request of its own; if its window is dropped before it lands, the read
+ * is sent after all and counted again by its route),
  * {@code fastblock.gateway.writes} / {@code .write.bytes} tagged route=head,
  * {@code fastblock.gateway.requests} tagged op and pattern=random|sequential (per volume request),
  * {@code fastblock.gateway.retries} tagged reason; all tagged volume.

@@ -23,10 +23,10 @@ import java.util.function.LongSupplier;
  * <p>Memory: at most {@code maxWindows} windows of {@code windowBytes} each; a window the stream has
  * read to its end is released at once.
  */
-public final class ReadAhead {
+final class ReadAhead {
     /** Reads a window through the volume's normal read path (chunk split, routing, retries). */
     @FunctionalInterface
-    public interface Fetcher {
+    interface Fetcher {
         CompletableFuture<ByteBuf> fetch(long offset, int length);
     }
 
@@ -76,7 +76,7 @@ public final class ReadAhead {
      * @param volumeSize   the volume's current size; windows end there
      * @param fetcher      reads a window
      */
-    public ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, LongSupplier volumeSize, Fetcher fetcher) {
+    ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, LongSupplier volumeSize, Fetcher fetcher) {
         this(windowBytes, maxWindows, maxAgeNanos, volumeSize, fetcher, System::nanoTime);
     }
 
@@ -105,7 +105,7 @@ public final class ReadAhead {
      * also starts the stream's next window when none holds what follows it, and a read past the
      * middle of a window starts the one after it.
      */
-    public CompletableFuture<ByteBuf> read(long offset, int length, boolean sequential) {
+    CompletableFuture<ByteBuf> read(long offset, int length, boolean sequential) {
         if (!sequential && held == 0) {
             // A random read of a volume with no stream running: nothing to find, nothing to start.
             return null;
@@ -231,7 +231,7 @@ public final class ReadAhead {
     }
 
     /** Drops every window overlapping [offset, offset + length): this gateway is changing those bytes. */
-    public synchronized void invalidate(long offset, long length) {
+    synchronized void invalidate(long offset, long length) {
         for (int i = windows.size() - 1; i >= 0; i--) {
             Window w = windows.get(i);
             if (w.start < offset + length && offset < w.end()) {
@@ -241,24 +241,24 @@ public final class ReadAhead {
     }
 
     /** Drops windows older than their age limit (a periodic sweep of an idle volume). */
-    public synchronized void expire() {
+    synchronized void expire() {
         expire(clock.getAsLong());
     }
 
     /** Drops every window. */
-    public synchronized void clear() {
+    synchronized void clear() {
         while (!windows.isEmpty()) {
             drop(windows.get(0));
         }
     }
 
     /** Windows held or being read; for tests. */
-    public synchronized int windows() {
+    synchronized int windows() {
         return windows.size();
     }
 
     /** Reads answered from a window so far. */
-    public synchronized long hits() {
+    synchronized long hits() {
         return hits;
     }
 }
