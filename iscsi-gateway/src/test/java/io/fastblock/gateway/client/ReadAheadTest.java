@@ -125,13 +125,19 @@ class ReadAheadTest {
         assertEquals(50 + 8, fetches.size());
     }
 
-    @Test
-    void aReadOfAWindowStillOutWaitsForItInsteadOfFetchingAgain() throws Exception {
+    /** A stream's third read, of the window [8K, 72K) its second read started; fetches are held from the second on. */
+    private CompletableFuture<ByteBuf> readOfTheFirstWindowWhileItIsOut() throws Exception {
         read(0, 4096, false); // a stream's first read is random to the classifier
         hold = true;
         assertNull(ahead.read(4096, 4096, true), "a miss, which starts the window [8K, 72K)");
         CompletableFuture<ByteBuf> waiting = ahead.read(8192, 4096, true);
         assertNotNull(waiting);
+        return waiting;
+    }
+
+    @Test
+    void aReadOfAWindowStillOutWaitsForItInsteadOfFetchingAgain() throws Exception {
+        CompletableFuture<ByteBuf> waiting = readOfTheFirstWindowWhileItIsOut();
         assertFalse(waiting.isDone());
         int sent = fetches.size();
         hold = false;
@@ -161,11 +167,7 @@ class ReadAheadTest {
 
     @Test
     void aWindowWhoseReadWasOutWhenAWriteEndedIsThrownAwayWhenItLands() throws Exception {
-        read(0, 4096, false); // a stream's first read is random to the classifier
-        hold = true;
-        assertNull(ahead.read(4096, 4096, true), "a miss, which starts the window [8K, 72K)");
-        CompletableFuture<ByteBuf> waiting = ahead.read(8192, 4096, true);
-        assertNotNull(waiting);
+        CompletableFuture<ByteBuf> waiting = readOfTheFirstWindowWhileItIsOut();
         byte[] old = expected(8192, 4096);
         // A write lands and ends while the window's read, which saw the old bytes, is still out.
         new Random(11).nextBytes(disk);
