@@ -29,6 +29,8 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     private final GatewayConfig.Timers timers;
     /** {@code --read-ahead}: 0 for none. */
     private final int readAheadBytes;
+    /** Read-ahead windows of all open volumes: a quarter of {@code --data-memory}. */
+    private final ReadAhead.Budget readAheadMemory;
     /** Windows a device holds at once: two for each of four sequential streams. */
     static final int READ_AHEAD_WINDOWS = 8;
     /**
@@ -64,6 +66,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         this.settings = settings;
         this.timers = config.timers();
         this.readAheadBytes = config.readAhead();
+        this.readAheadMemory = new ReadAhead.Budget(config.dataMemory() / 4);
         this.registry = registry;
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
@@ -198,7 +201,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         if (readAheadBytes > 0) {
             // A change through one device of the volume (another session, a multipath path) drops what
             // the others read ahead of it.
-            v.useReadAhead(readAheadBytes, READ_AHEAD_WINDOWS, READ_AHEAD_AGE, (offset, length) -> {
+            v.useReadAhead(readAheadBytes, READ_AHEAD_WINDOWS, READ_AHEAD_AGE, readAheadMemory, (offset, length) -> {
                 for (FastVolume other : open.getOrDefault(info.name(), java.util.Set.of())) {
                     if (other != v) {
                         other.invalidateReadAhead(offset, length);

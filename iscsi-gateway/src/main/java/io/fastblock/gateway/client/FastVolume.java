@@ -232,13 +232,13 @@ public final class FastVolume implements BlockDevice {
     /**
      * Answers this volume's small sequential reads from windows read ahead of them ({@link ReadAhead})
      * of {@code windowBytes} each, at most {@code maxWindows} at a time, each for {@code maxAge} after
-     * its read was sent. {@code mutations} is told of every range this volume changes, before and after,
+     * its read was sent, and within the gateway-wide {@code budget}. {@code mutations} is told of every range this volume changes, before and after,
      * so other devices of the volume on this gateway drop what they read ahead of it.
      */
-    public void useReadAhead(int windowBytes, int maxWindows, java.time.Duration maxAge,
-                             java.util.function.BiConsumer<Long, Long> mutations) {
+    void useReadAhead(int windowBytes, int maxWindows, java.time.Duration maxAge, ReadAhead.Budget budget,
+                      java.util.function.BiConsumer<Long, Long> mutations) {
         ReadAhead old = readAhead;
-        readAhead = new ReadAhead(windowBytes, maxWindows, maxAge.toNanos(), () -> info.size(), (o, l) -> {
+        readAhead = new ReadAhead(windowBytes, maxWindows, maxAge.toNanos(), budget, () -> info.size(), (o, l) -> {
             DeviceException refused = refuse(o, l);
             return refused != null ? CompletableFuture.failedFuture(refused)
                     : readThrough(o, l, AccessPattern.SEQUENTIAL);

@@ -20,8 +20,8 @@ import java.util.function.LongSupplier;
  * fastblock volumes are not multi-attach (the Cinder driver reports {@code multiattach} false). Layer
  * changes (a revert) also drop them ({@link #clear}).
  *
- * <p>Memory: at most {@code maxWindows} windows of {@code windowBytes} each; a window the stream has
- * read to its end is released at once.
+ * <p>Memory: at most {@code maxWindows} windows of {@code windowBytes} each, and no more than the
+ * gateway-wide {@link Budget} leaves; a window the stream has read to its end is released at once.
  */
 final class ReadAhead {
     /** Reads a window through the volume's normal read path (chunk split, routing, retries). */
@@ -63,6 +63,7 @@ final class ReadAhead {
     private final LongSupplier volumeSize;
     private final Fetcher fetcher;
     private final LongSupplier clock;
+    private final Budget budget;
     /** Oldest first. */
     private final List<Window> windows = new ArrayList<>();
     /** {@code windows.size()}, readable without the monitor. */
@@ -73,15 +74,17 @@ final class ReadAhead {
      * @param windowBytes  bytes read ahead per storage request
      * @param maxWindows   windows held at once (across the volume's streams)
      * @param maxAgeNanos  how long after its read was sent a window may answer reads
+     * @param budget       the gateway's read-ahead memory, shared by every open volume
      * @param volumeSize   the volume's current size; windows end there
      * @param fetcher      reads a window
      */
-    ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, LongSupplier volumeSize, Fetcher fetcher) {
-        this(windowBytes, maxWindows, maxAgeNanos, volumeSize, fetcher, System::nanoTime);
+    ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, Budget budget, LongSupplier volumeSize,
+              Fetcher fetcher) {
+        this(windowBytes, maxWindows, maxAgeNanos, budget, volumeSize, fetcher, System::nanoTime);
     }
 
-    ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, LongSupplier volumeSize, Fetcher fetcher,
-              LongSupplier nanoClock) {
+    ReadAhead(int windowBytes, int maxWindows, long maxAgeNanos, Budget budget, LongSupplier volumeSize,
+              Fetcher fetcher, LongSupplier nanoClock) {
         if (windowBytes < 4096) {
             throw new IllegalArgumentException("read-ahead window must be at least 4096 bytes, got " + windowBytes);
         }
@@ -97,6 +100,7 @@ final class ReadAhead {
         this.volumeSize = volumeSize;
         this.fetcher = fetcher;
         this.clock = nanoClock;
+        this.budget = budget;
     }
 
     /**
@@ -170,7 +174,12 @@ final class ReadAhead {
         while (windows.size() >= maxWindows) {
             drop(windows.get(0));
         }
-        Window w = new Window(start, (int) Math.min(windowBytes, size - start), now);
+        int length = (int) Math.min(windowBytes, size - start);
+        if (!budget.take(length)) {
+            // The gateway's read-ahead memory is all in use: this stream reads as if there were none.
+            return null;
+        }
+        Window w = new Window(start, length, now);
         windows.add(w);
         held = windows.size();
         return w;
@@ -192,9 +201,7 @@ final class ReadAhead {
                     if (buf != null) {
                         buf.release();
                     }
-                    if (!w.dropped) {
-                        drop(w);
-                    }
+                    drop(w);
                 }
             }
             w.landed.complete(null);
@@ -221,6 +228,10 @@ final class ReadAhead {
     }
 
     private void drop(Window w) {
+        if (w.dropped) {
+            return;
+        }
+        budget.give(w.length);
         windows.remove(w);
         held = windows.size();
         w.dropped = true;
@@ -260,5 +271,40 @@ final class ReadAhead {
     /** Reads answered from a window so far. */
     synchronized long hits() {
         return hits;
+    }
+
+    /**
+     * Bytes of read-ahead windows all open volumes may hold at once, so a gateway with many
+     * sequential streams does not hold a window set for each without limit. A window that does not
+     * fit is not started.
+     */
+    static final class Budget {
+        private final java.util.concurrent.atomic.AtomicLong left;
+
+        Budget(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("read-ahead budget must be >= 0, got " + bytes);
+            }
+            left = new java.util.concurrent.atomic.AtomicLong(bytes);
+        }
+
+        boolean take(int bytes) {
+            long now;
+            do {
+                now = left.get();
+                if (now < bytes) {
+                    return false;
+                }
+            } while (!left.compareAndSet(now, now - bytes));
+            return true;
+        }
+
+        void give(int bytes) {
+            left.addAndGet(bytes);
+        }
+
+        long left() {
+            return left.get();
+        }
     }
 }

@@ -222,7 +222,7 @@ class FastVolumeTest {
 
     @Test
     void sequentialSmallReadsComeFromReadAheadAndThisVolumesWritesAndTrimsDropIt() throws Exception {
-        volume.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), (o, l) -> { });
+        volume.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), new ReadAhead.Budget(1 << 20), (o, l) -> { });
         byte[] data = pattern(512 << 10, 31);
         write(0, data);
         for (int pos = 0; pos < 96 << 10; pos += 4096) {
@@ -284,7 +284,7 @@ class FastVolumeTest {
         byte[] data = pattern(256 << 10, 33);
         write(0, data);
         FastVolume v = volume(gated);
-        v.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), (o, l) -> { });
+        v.useReadAhead(64 << 10, 4, Duration.ofSeconds(30), new ReadAhead.Budget(1 << 20), (o, l) -> { });
         for (int pos = 0; pos < 40 << 10; pos += 4096) {
             ByteBuf b = v.read(pos, 4096).get(5, TimeUnit.SECONDS);
             b.release();

@@ -61,12 +61,14 @@ class ReadAheadTest {
         now.forEach(Runnable::run);
     }
 
-    private final ReadAhead ahead = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), () -> SIZE, this::fetch,
-            () -> now);
+    private final ReadAhead.Budget budget = new ReadAhead.Budget(16L * WINDOW);
+    private final ReadAhead ahead = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), budget, () -> SIZE,
+            this::fetch, () -> now);
 
     @AfterEach
     void noLeaks() {
         ahead.clear();
+        assertEquals(16L * WINDOW, budget.left(), "every window gave its bytes back");
         for (ByteBuf b : handedOut) {
             assertEquals(0, b.refCnt(), "a window's buffer was not released");
         }
@@ -202,6 +204,25 @@ class ReadAheadTest {
     }
 
     @Test
+    void volumesShareTheGatewaysReadAheadMemoryAndAStreamBeyondItReadsDirectly() throws Exception {
+        ReadAhead.Budget small = new ReadAhead.Budget(2L * WINDOW);
+        ReadAhead first = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), small, () -> SIZE, this::fetch, () -> now);
+        ReadAhead second = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), small, () -> SIZE, this::fetch, () -> now);
+        assertNull(first.read(4096, 4096, true));
+        assertNull(first.read(256 << 10, 4096, true));
+        assertEquals(2, first.windows());
+        assertEquals(0, small.left());
+        assertNull(second.read(4096, 4096, true));
+        assertEquals(0, second.windows(), "no memory left for a window");
+        first.clear();
+        assertEquals(2L * WINDOW, small.left());
+        assertNull(second.read(4096, 4096, true));
+        assertEquals(1, second.windows());
+        second.clear();
+        assertEquals(2L * WINDOW, small.left());
+    }
+
+    @Test
     void windowsAreBoundedAndAFailedWindowIsForgotten() throws Exception {
         // Eight interleaved streams, four windows at most.
         for (int step = 0; step < 4; step++) {
@@ -212,10 +233,10 @@ class ReadAheadTest {
             }
         }
         ahead.clear();
-        ReadAhead failing = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), () -> SIZE,
+        ReadAhead failing = new ReadAhead(WINDOW, 4, TimeUnit.SECONDS.toNanos(1), budget, () -> SIZE,
                 (o, l) -> CompletableFuture.failedFuture(new IllegalStateException("chain down")), () -> now);
         assertNull(failing.read(4096, 4096, true));
         assertEquals(0, failing.windows(), "a window whose read failed holds nothing");
-        assertThrows(IllegalArgumentException.class, () -> new ReadAhead(1024, 4, 1, () -> SIZE, this::fetch));
+        assertThrows(IllegalArgumentException.class, () -> new ReadAhead(1024, 4, 1, budget, () -> SIZE, this::fetch));
     }
 }
