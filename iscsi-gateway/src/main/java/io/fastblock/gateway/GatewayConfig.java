@@ -146,8 +146,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         int qd = cl.getInt("queue-depth", 128);
         String mem = cl.given("data-memory", null);
         long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
-        String ra = cl.get("read-ahead", DEFAULT_READ_AHEAD / 1024 + "K").trim();
-        long readAhead = ra.equals("0") ? 0 : ByteSize.parse("read-ahead", ra);
+        long readAhead = ByteSize.parseOrZero("read-ahead", cl.get("read-ahead", ByteSize.format(DEFAULT_READ_AHEAD)));
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
                 duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),

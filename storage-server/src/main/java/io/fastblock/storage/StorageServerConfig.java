@@ -315,7 +315,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
 
     /** A byte rate per second: a size, or 0 (unlimited for copies, off for the scrubber). */
     private static long rate(String name, String text) {
-        return text.strip().equals("0") ? 0 : ByteSize.parse(name, text);
+        return ByteSize.parseOrZero(name, text);
     }
 
     public StorageServerConfig withPort(int newPort) {

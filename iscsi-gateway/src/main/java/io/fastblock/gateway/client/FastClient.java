@@ -202,7 +202,11 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
             // A change through one device of the volume (another session, a multipath path) drops what
             // the others read ahead of it.
             v.useReadAhead(readAheadBytes, READ_AHEAD_WINDOWS, READ_AHEAD_AGE, readAheadMemory, (offset, length) -> {
-                for (FastVolume other : open.getOrDefault(info.name(), java.util.Set.of())) {
+                java.util.Set<FastVolume> devices = open.get(info.name());
+                if (devices == null || devices.size() < 2) {
+                    return;
+                }
+                for (FastVolume other : devices) {
                     if (other != v) {
                         other.invalidateReadAhead(offset, length);
                     }

@@ -56,7 +56,7 @@ public final class FastVolume implements BlockDevice {
     private volatile IoAdmission admission = IoAdmission.NONE;
     private volatile AutoCloseable admissionRelease = () -> { };
     private volatile ReadAhead readAhead;
-    /** Told of every range this volume is about to change and has changed (other open devices' read-ahead). */
+    /** Told of every range this volume has changed (other open devices' read-ahead). */
     private volatile java.util.function.BiConsumer<Long, Long> mutationListener = (offset, length) -> { };
 
     public FastVolume(VolumeInfo info, ChunkMapCache chunks, StorageTransport storage, ClientSettings settings,
@@ -232,8 +232,9 @@ public final class FastVolume implements BlockDevice {
     /**
      * Answers this volume's small sequential reads from windows read ahead of them ({@link ReadAhead})
      * of {@code windowBytes} each, at most {@code maxWindows} at a time, each for {@code maxAge} after
-     * its read was sent, and within the gateway-wide {@code budget}. {@code mutations} is told of every range this volume changes, before and after,
-     * so other devices of the volume on this gateway drop what they read ahead of it.
+     * its read was sent, and within the gateway-wide {@code budget}. {@code mutations} is told of every
+     * range this volume has changed, so other devices of the volume on this gateway drop what they
+     * read ahead of it.
      */
     void useReadAhead(int windowBytes, int maxWindows, java.time.Duration maxAge, ReadAhead.Budget budget,
                       java.util.function.BiConsumer<Long, Long> mutations) {
@@ -277,8 +278,12 @@ public final class FastVolume implements BlockDevice {
         }
     }
 
-    /** [offset, offset + length) is about to change, or has: nothing read ahead of it may answer a read. */
-    private void mutating(long offset, long length) {
+    /**
+     * A write or trim of [offset, offset + length) ended (or failed part way): nothing read ahead of
+     * it, before or while it was out, may answer a read. Before it ends a read of the range may see
+     * either bytes, as with any read concurrent with a write.
+     */
+    private void changed(long offset, long length) {
         invalidateReadAhead(offset, length);
         mutationListener.accept(offset, length);
     }
@@ -361,9 +366,8 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        mutating(offset, length);
         return underWriteLease(data, () -> writeWithEpoch(offset, data, length))
-                .whenComplete((ok, failure) -> mutating(offset, length));
+                .whenComplete((ok, failure) -> changed(offset, length));
     }
 
     /**
@@ -429,7 +433,6 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        mutating(offset, length);
         return underWriteLease(null, () -> {
             long start = System.nanoTime();
             List<CompletableFuture<Void>> parts = new ArrayList<>();
@@ -441,7 +444,7 @@ public final class FastVolume implements BlockDevice {
                 pos += n;
             }
             return allDone(parts.toArray(CompletableFuture[]::new));
-        }).whenComplete((ok, failure) -> mutating(offset, length));
+        }).whenComplete((ok, failure) -> changed(offset, length));
     }
 
     private CompletableFuture<Void> unmapInChunk(long index, long within, long length, long start) {

@@ -12,9 +12,9 @@ import java.util.function.LongSupplier;
  * middle replica and back) where a target with a local page cache pays none; this reads the next
  * window of the stream in one storage request and answers the stream's next reads from it.
  *
- * <p>Coherence: every mutation this gateway makes to the volume ({@link #invalidate}) drops the
- * windows it overlaps, when it starts and again when it completes, so a window read while the write
- * was in flight is dropped too; a window dropped while its read is out is thrown away when it lands.
+ * <p>Coherence: every mutation this gateway makes to the volume drops the windows it overlaps when
+ * it completes ({@link #invalidate}), those read before it and those read while it was out alike;
+ * a window dropped while its read is out is thrown away when it lands.
  * Writes by another gateway are not seen here. A window is therefore served only for
  * {@code maxAgeNanos} after its read was sent, the volume's write lease moving drops them all, and
  * fastblock volumes are not multi-attach (the Cinder driver reports {@code multiattach} false). Layer
@@ -241,12 +241,19 @@ final class ReadAhead {
         }
     }
 
-    /** Drops every window overlapping [offset, offset + length): this gateway is changing those bytes. */
-    synchronized void invalidate(long offset, long length) {
-        for (int i = windows.size() - 1; i >= 0; i--) {
-            Window w = windows.get(i);
-            if (w.start < offset + length && offset < w.end()) {
-                drop(w);
+    /** Drops every window overlapping [offset, offset + length): this gateway changed those bytes. */
+    void invalidate(long offset, long length) {
+        if (held == 0) {
+            // Every write passes here: without a window there is nothing to drop, and a window started
+            // after this read of held is read after the write completed.
+            return;
+        }
+        synchronized (this) {
+            for (int i = windows.size() - 1; i >= 0; i--) {
+                Window w = windows.get(i);
+                if (w.start < offset + length && offset < w.end()) {
+                    drop(w);
+                }
             }
         }
     }

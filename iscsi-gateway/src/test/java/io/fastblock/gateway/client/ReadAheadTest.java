@@ -157,7 +157,7 @@ class ReadAheadTest {
         read(4096, 4096, true); // window [8K, 72K) landed
         assertEquals(1, ahead.windows());
         assertArrayEquals(expected(8192, 4096), read(8192, 4096, true));
-        // A write of [16K, 20K): before it starts and when it ends, as FastVolume does.
+        // A write of [16K, 20K), dropped before it starts and when it ends (FastVolume drops at the end only).
         ahead.invalidate(16384, 4096);
         new Random(9).nextBytes(disk);
         ahead.invalidate(16384, 4096);

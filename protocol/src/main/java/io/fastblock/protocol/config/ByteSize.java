@@ -30,6 +30,11 @@ public final class ByteSize {
         return n << shift;
     }
 
+    /** A byte count as {@link #parse} reads it, or 0 (for flags where 0 turns something off). */
+    public static long parseOrZero(String flag, String text) {
+        return text.strip().equals("0") ? 0 : parse(flag, text);
+    }
+
     /** {@code bytes} as {@link #parse} reads it, with the largest suffix that divides it (67108864: "64M"). */
     public static String format(long bytes) {
         String[] suffixes = {"T", "G", "M", "K"};

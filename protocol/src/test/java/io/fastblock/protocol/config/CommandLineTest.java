@@ -90,6 +90,16 @@ class CommandLineTest {
     }
 
     @Test
+    void zeroIsAByteCountOnlyWhereItTurnsSomethingOff() {
+        assertEquals(0, ByteSize.parseOrZero("x", "0"));
+        assertEquals(0, ByteSize.parseOrZero("x", " 0 "));
+        assertEquals(128L << 10, ByteSize.parseOrZero("x", "128K"));
+        assertThrows(IllegalArgumentException.class, () -> ByteSize.parse("x", "0"));
+        assertThrows(IllegalArgumentException.class, () -> ByteSize.parseOrZero("x", "0K"));
+        assertThrows(IllegalArgumentException.class, () -> ByteSize.parseOrZero("x", "-1"));
+    }
+
+    @Test
     void aConfigsHelpIsWhatItsParseReadsOnAnEmptyCommandLine() {
         java.util.function.Function<CommandLine, Object> parse = cl -> List.of(cl.getInt("port", 80), cl.get("name", "x"));
         assertEquals("usage: demo\n  --port  (default: 80)\n  --name  the name (default: x)\n",
