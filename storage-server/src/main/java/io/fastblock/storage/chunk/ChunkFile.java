@@ -4,6 +4,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.ResidentPages;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -46,6 +47,9 @@ final class ChunkFile implements Closeable {
      */
     private volatile FileIo reads;
     private boolean readsTried;
+    /** The data file mapped for large client reads ({@link #readResident}); made at the first, dropped with {@link #reads}. */
+    private ResidentPages resident;
+    private boolean residentTried;
 
     private ChunkFile(ChunkId chunk, FileIo data, BlockSums sums, AllocationMap map, FileIoFactory files) {
         this.chunk = chunk;
@@ -186,6 +190,8 @@ final class ChunkFile implements Closeable {
         FileIo r = reads;
         reads = null;
         readsTried = false;
+        resident = null; // a slice still out keeps its mapping, of the old file where it was replaced
+        residentTried = false;
         if (r != null) {
             r.close();
         }
@@ -354,6 +360,35 @@ final class ChunkFile implements Closeable {
         }
         int from = (int) (offset - first * BLOCK);
         dst.put(span.duplicate().position(from).limit(from + length));
+    }
+
+    /**
+     * {@code [offset, offset + length)} checked against its checksums, as a read-only view of the
+     * page cache, when the range is whole blocks inside the file and all in memory; else null, and
+     * the caller reads it with {@link #read}. The view shows later writes (see {@link ResidentPages}).
+     */
+    ByteBuffer readResident(long offset, int length) throws IOException {
+        if (offset % BLOCK != 0 || length % BLOCK != 0) {
+            return null;
+        }
+        ResidentPages r = residentPages();
+        ByteBuffer span = r == null ? null : r.range(offset, length);
+        if (span == null) {
+            return null;
+        }
+        long[] bad = check(offset / BLOCK, length / BLOCK, span);
+        if (bad != null) {
+            throw new CorruptBlockException(chunk, bad[0] * BLOCK, (bad[1] - bad[0] + 1) * BLOCK);
+        }
+        return span;
+    }
+
+    private synchronized ResidentPages residentPages() {
+        if (!residentTried) {
+            residentTried = true;
+            resident = ResidentPages.of(data);
+        }
+        return resident;
     }
 
     /** First and last bad block among {@code count} blocks from {@code first} held in {@code span}, or null. */

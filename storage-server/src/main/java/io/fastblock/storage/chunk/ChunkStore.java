@@ -4,6 +4,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.FileIoFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -143,6 +145,15 @@ public final class ChunkStore implements Closeable {
      * and do not hold a network thread for the copy.
      */
     static final int INLINE_READ_MAX = 128 * 1024;
+    /**
+     * Reads from this size up are answered with a view of the page cache where it holds the whole
+     * range ({@link ChunkFile#readResident}): the network copies them to the socket straight from
+     * the cache, one copy fewer. Smaller reads gain little over a {@code pread} of a few pages and
+     * would pay a {@code mincore} call each.
+     */
+    static final int RESIDENT_READ_MIN = 64 * 1024;
+    /** Reads answered with a view of the page cache (tests). */
+    final LongAdder residentReads = new LongAdder();
     /**
      * Writes up to this size run on the caller's thread when the chunk's stripe is idle and the write
      * needs no dirty-record save (an fsync, which must not hold a network thread). Measured on 2 vCPUs
@@ -732,7 +743,11 @@ public final class ChunkStore implements Closeable {
         return stripe(chunk).idle();
     }
 
-    /** Reads {@code length} bytes; the caller owns the returned buffer. Fails with {@link CorruptBlockException} or {@link ChunkResyncingException}. */
+    /**
+     * Reads {@code length} bytes for a client; the caller owns the returned buffer and must not write
+     * into it: for a large read of cached pages it is a read-only view of the page cache, which shows
+     * later writes (send it on, do not keep it). Fails with {@link CorruptBlockException} or {@link ChunkResyncingException}.
+     */
     public CompletableFuture<ByteBuf> readAsync(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) {
         Callable<ByteBuf> read = () -> readNow(chunk, offset, length, alloc);
         if (length <= INLINE_READ_MAX) {
@@ -753,7 +768,7 @@ public final class ChunkStore implements Closeable {
      * already running on a chunk stripe.
      */
     public ByteBuf read(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
-        return await(onStripe(chunk, () -> readFile(chunk, offset, length, alloc)));
+        return await(onStripe(chunk, () -> readFile(chunk, offset, length, alloc, false)));
     }
 
     /** Forces the chunk's data and checksums now (e.g. a base file the log folded data into). */
@@ -786,10 +801,24 @@ public final class ChunkStore implements Closeable {
         if (resyncing.containsKey(chunk)) {
             throw new ChunkResyncingException(chunk);
         }
-        return readFile(chunk, offset, length, alloc);
+        return readFile(chunk, offset, length, alloc, true);
     }
 
-    private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc) throws IOException {
+    /**
+     * {@code mayView}: a read at least {@link #RESIDENT_READ_MIN} long may be answered with a read-only
+     * view of the page cache, which shows writes made after the read. Only reads whose bytes go
+     * straight out to a client may take one (a read concurrent with a write may see either); the
+     * node's own readers (the log's base files, repairs) get a copy made in the stripe's turn.
+     */
+    private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc, boolean mayView) throws IOException {
+        if (mayView && length >= RESIDENT_READ_MIN) {
+            ChunkFile f = file(chunk, false);
+            ByteBuffer cached = f == null ? null : f.readResident(offset, length);
+            if (cached != null) {
+                residentReads.increment();
+                return Unpooled.wrappedBuffer(cached);
+            }
+        }
         ByteBuf out = alloc.directBuffer(length, length);
         try {
             ChunkFile f = file(chunk, false);

@@ -40,6 +40,15 @@ public interface FileIo extends Closeable {
         return 1;
     }
 
+    /**
+     * The file's first {@code size} bytes mapped read-only ({@link ResidentPages}), or null where this
+     * handle cannot map (the default: a test's fault-injecting layer sees every read). The caller must
+     * not touch the mapping past the file's end.
+     */
+    default ByteBuffer mapReadOnly(long size) throws IOException {
+        return null;
+    }
+
     /** Cuts the file to {@code size} bytes (no-op if it is already that short). */
     void truncate(long size) throws IOException;
 

@@ -42,4 +42,12 @@ final class LibC {
     static native long pread(int fd, long buf, long count, long offset);
 
     static native int close(int fd);
+
+    static final int MADV_RANDOM = 1;
+
+    /** Returns 0 or -1 (errno set). */
+    static native int madvise(long addr, long length, int advice);
+
+    /** One byte per page of {@code [addr, addr + length)} into {@code vec}, bit 0 set where the page is in memory; 0 or -1. */
+    static native int mincore(long addr, long length, byte[] vec);
 }

@@ -96,6 +96,11 @@ public final class RealFileIo implements FileIo {
     }
 
     @Override
+    public ByteBuffer mapReadOnly(long size) throws IOException {
+        return channel.map(FileChannel.MapMode.READ_ONLY, 0, size);
+    }
+
+    @Override
     public int read(ByteBuffer dst, long position) throws IOException {
         return channel.read(dst, position);
     }

@@ -1,0 +1,103 @@
+package io.fastblock.storage.chunk;
+
+import static io.fastblock.storage.TestBuffers.random;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fastblock.protocol.ChunkId;
+import io.fastblock.storage.TestBuffers;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Large client reads of cached chunk pages are answered with a checked view of the page cache, on
+ * real files: the bytes are the chunk's, a bad block is still found, small reads and the node's own
+ * reads get copies, and after compaction the view is of the new file.
+ */
+class ResidentChunkReadTest {
+    private static final int BLOCK = ChunkFile.BLOCK;
+    private static final int MIN = ChunkStore.RESIDENT_READ_MIN;
+    private static final ChunkId C = new ChunkId(3, 1);
+
+    @TempDir
+    Path dir;
+
+    private static ByteBuf clientRead(ChunkStore store, long offset, int length) throws Exception {
+        return store.readAsync(C, offset, length, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
+    }
+
+    private static byte[] drained(ByteBuf b, int length) {
+        return TestBuffers.drain(b, length);
+    }
+
+    @Test
+    void aLargeReadOfCachedPagesIsAReadOnlyViewWithTheChunksBytes() throws Exception {
+        byte[] data = random(1 << 20, 1);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            ByteBuf view = clientRead(store, 64L * BLOCK, 128 * BLOCK);
+            assertEquals(1, store.residentReads.sum());
+            assertTrue(view.isReadOnly());
+            assertArrayEquals(Arrays.copyOfRange(data, 64 * BLOCK, 192 * BLOCK), drained(view, 128 * BLOCK));
+
+            ByteBuf small = clientRead(store, 0, MIN - BLOCK);
+            assertFalse(small.isReadOnly(), "below the size: a copy");
+            assertArrayEquals(Arrays.copyOfRange(data, 0, MIN - BLOCK), drained(small, MIN - BLOCK));
+            ByteBuf own = store.read(C, 0, 1 << 20, PooledByteBufAllocator.DEFAULT);
+            assertFalse(own.isReadOnly(), "the node's own readers get a copy");
+            assertArrayEquals(data, drained(own, 1 << 20));
+            assertEquals(1, store.residentReads.sum(), "neither took a view");
+        }
+    }
+
+    @Test
+    void aBadBlockInACachedRangeFailsTheReadAsBefore() throws Exception {
+        byte[] data = random(64 * BLOCK, 2);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            clientRead(store, 0, 64 * BLOCK).release();
+            assertEquals(1, store.residentReads.sum(), "the range is cached, so a view answers it");
+            ChunkChecksumTest.flipBit(dir.resolve("chunks/3/1"), 37L * BLOCK + 5); // through the page cache
+            ExecutionException e = assertThrows(ExecutionException.class, () -> clientRead(store, 0, 64 * BLOCK));
+            // Thrown on the stripe, so wrapped there, as a copied read's is.
+            CorruptBlockException bad = assertInstanceOf(CorruptBlockException.class,
+                    assertInstanceOf(java.io.UncheckedIOException.class, e.getCause()).getCause());
+            assertEquals(37L * BLOCK, bad.offset());
+            assertEquals(BLOCK, bad.length());
+            assertEquals(1, store.residentReads.sum());
+            assertArrayEquals(Arrays.copyOfRange(data, 40 * BLOCK, 56 * BLOCK), drained(clientRead(store, 40L * BLOCK, 16 * BLOCK), 16 * BLOCK),
+                    "the blocks around it still read");
+        }
+    }
+
+    @Test
+    void afterCompactionTheViewIsOfTheNewFile() throws Exception {
+        byte[] data = random(64 * BLOCK, 3);
+        byte[] later = random(4 * BLOCK, 4);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            clientRead(store, 0, 64 * BLOCK).release(); // mapped now
+            store.onStripeNow(C, () -> {
+                ChunkFile f = store.openChunk(C);
+                io.fastblock.storage.io.FileIo temp = io.fastblock.storage.io.FileIoFactory.real().open(dir.resolve("compact"), true);
+                temp.writeFully(java.nio.ByteBuffer.wrap(data), 0);
+                f.replaceData(temp, io.fastblock.storage.io.FileIoFactory.real());
+                return null;
+            });
+            ChunkChecksumTest.write(store, C, 8L * BLOCK, later); // into the new file only
+            System.arraycopy(later, 0, data, 8 * BLOCK, later.length);
+            assertArrayEquals(data, drained(clientRead(store, 0, 64 * BLOCK), 64 * BLOCK));
+            assertEquals(2, store.residentReads.sum());
+        }
+    }
+}
