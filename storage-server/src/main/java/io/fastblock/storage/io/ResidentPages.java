@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
  * A file mapped read-only, handing out the ranges whose pages are all in the page cache as slices
  * of the mapping. A large read that is sent on to a socket then costs one copy (page cache to
  * socket) instead of two (page cache to a buffer, buffer to socket); sequential 1 MiB reads
- * through the gateway ran 16% faster so (docs/performance.md, "Large reads from mapped chunk files").
+ * through the gateway ran 13% faster so (docs/performance.md, "Large reads from mapped chunk files").
  *
  * <p>A range with any page not in memory is refused ({@code null}): the caller reads it with
  * {@code pread} instead, which fetches it in one request, where faults on the mapping would fetch
