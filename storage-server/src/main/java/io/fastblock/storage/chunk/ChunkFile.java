@@ -5,6 +5,7 @@ import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
 import io.fastblock.storage.io.ResidentPages;
+import io.netty.buffer.ByteBuf;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -190,7 +191,10 @@ final class ChunkFile implements Closeable {
         FileIo r = reads;
         reads = null;
         readsTried = false;
-        resident = null; // a slice still out keeps its mapping, of the old file where it was replaced
+        if (resident != null) {
+            resident.close(); // unmapped once the views still out are released
+            resident = null;
+        }
         residentTried = false;
         if (r != null) {
             r.close();
@@ -367,20 +371,21 @@ final class ChunkFile implements Closeable {
      * page cache, when the range is whole blocks inside the file and all in memory; else null, and
      * the caller reads it with {@link #read}. The view shows later writes (see {@link ResidentPages}).
      */
-    ByteBuffer readResident(long offset, int length) throws IOException {
+    ByteBuf readResident(long offset, int length) throws IOException {
         if (offset % BLOCK != 0 || length % BLOCK != 0) {
             return null;
         }
         ResidentPages r = residentPages();
-        ByteBuffer span = r == null ? null : r.range(offset, length);
-        if (span == null) {
+        ByteBuf view = r == null ? null : r.range(offset, length);
+        if (view == null) {
             return null;
         }
-        long[] bad = check(offset / BLOCK, length / BLOCK, span);
+        long[] bad = check(offset / BLOCK, length / BLOCK, view.nioBuffer());
         if (bad != null) {
+            view.release();
             throw new CorruptBlockException(chunk, bad[0] * BLOCK, (bad[1] - bad[0] + 1) * BLOCK);
         }
-        return span;
+        return view;
     }
 
     private synchronized ResidentPages residentPages() {

@@ -4,7 +4,6 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.FileIoFactory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -813,10 +812,10 @@ public final class ChunkStore implements Closeable {
     private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc, boolean mayView) throws IOException {
         if (mayView && length >= RESIDENT_READ_MIN) {
             ChunkFile f = file(chunk, false);
-            ByteBuffer cached = f == null ? null : f.readResident(offset, length);
+            ByteBuf cached = f == null ? null : f.readResident(offset, length);
             if (cached != null) {
                 residentReads.increment();
-                return Unpooled.wrappedBuffer(cached);
+                return cached;
             }
         }
         ByteBuf out = alloc.directBuffer(length, length);

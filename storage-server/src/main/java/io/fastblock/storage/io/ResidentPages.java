@@ -1,35 +1,47 @@
 package io.fastblock.storage.io;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.internal.PlatformDependent;
+import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A file mapped read-only, handing out the ranges whose pages are all in the page cache as slices
+ * A file mapped read-only, handing out the ranges whose pages are all in the page cache as views
  * of the mapping. A large read that is sent on to a socket then costs one copy (page cache to
- * socket) instead of two (page cache to a buffer, buffer to socket); sequential 1 MiB reads
+ * socket) instead of two (page cache to a buffer, buffer to socket); qemu-img's sequential 1 MiB reads
  * through the gateway ran 13% faster so (docs/performance.md, "Large reads from mapped chunk files").
  *
  * <p>A range with any page not in memory is refused ({@code null}): the caller reads it with
  * {@code pread} instead, which fetches it in one request, where faults on the mapping would fetch
  * a page at a time (the mapping is advised {@code MADV_RANDOM}, so a page evicted between the check
  * and the access is fetched alone and no readahead fills the cache with large folios; see
- * {@link NoReadaheadFileIo} for why that matters). A slice stays valid after the file is closed or
- * replaced (the mapping lives as long as any slice of it); it shows later writes to the same file,
- * as the page cache does. The file must never shrink while mapped: an access past its end faults
- * the process.
+ * {@link NoReadaheadFileIo} for why that matters). A view shows later writes to the same file, as
+ * the page cache does. The file must never shrink while mapped: an access past its end faults the
+ * process.
  *
- * <p>Not thread-safe: a chunk's reads run on its stripe.
+ * <p>Unmapping is explicit, not left to the garbage collector: a mapping keeps a deleted file's
+ * blocks allocated (a chunk trimmed whole is deleted), and a collector may take hours to find a
+ * long-lived mapping unreachable. Each mapping counts its owner and its views out; it is unmapped
+ * when {@link #close} (or a remap after the file grew) has dropped it and the last view is released.
+ *
+ * <p>Reads are not thread-safe (a chunk's reads run on its stripe); views may be released and
+ * {@link #close} called from any thread: a read that meets a closed mapping reads as before.
  */
-public final class ResidentPages {
+public final class ResidentPages implements Closeable {
     static final int PAGE = 4096;
     /** How soon a file that grew may be mapped again; a reader just behind a writer would otherwise remap per read. */
     static final long REMAP_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final FileIo file;
     private final long remapNanos;
-    private ByteBuffer map;
+    private volatile Mapping current;
+    private boolean closed;
     private long mappedAt;
     private byte[] pages = new byte[256];
 
@@ -48,54 +60,161 @@ public final class ResidentPages {
     }
 
     /**
-     * {@code [offset, offset + length)} as a read-only slice of the mapping, or null: the range is not
-     * page-aligned, reaches past the file's end, has a page not in memory, or the file cannot be mapped.
+     * {@code [offset, offset + length)} as a read-only view of the mapping, which the caller must
+     * release; or null: the range is not page-aligned, reaches past the file's end, has a page not in
+     * memory, or the file cannot be mapped.
      */
-    public ByteBuffer range(long offset, int length) throws IOException {
+    public ByteBuf range(long offset, int length) throws IOException {
         if (length <= 0 || offset % PAGE != 0 || length % PAGE != 0) {
             return null;
         }
         long end = offset + length;
-        ByteBuffer m = map;
-        if (m == null || m.capacity() < end) {
+        Mapping m = current;
+        if (m == null || m.map.capacity() < end) {
             m = remap(end);
             if (m == null) {
                 return null;
             }
         }
+        if (!m.retain()) {
+            return null; // closed from another thread (a store shutting down)
+        }
+        if (!resident(m.address + offset, length)) {
+            m.release();
+            return null;
+        }
+        return m.view((int) offset, length); // the view takes the reference over
+    }
+
+    private boolean resident(long address, int length) {
         int count = length / PAGE;
         if (pages.length < count) {
             pages = new byte[count];
         }
-        long address = PlatformDependent.directBufferAddress(m) + offset;
         if (LibC.mincore(address, length, pages) != 0) {
-            return null;
+            return false;
         }
         for (int i = 0; i < count; i++) {
             if ((pages[i] & 1) == 0) {
-                return null;
+                return false;
             }
         }
-        return m.slice((int) offset, length);
+        return true;
     }
 
-    private ByteBuffer remap(long end) throws IOException {
+    private Mapping remap(long end) throws IOException {
         long now = System.nanoTime();
-        if (map != null && now - mappedAt < remapNanos) {
+        if (current != null && now - mappedAt < remapNanos) {
             return null;
         }
         long size = file.size();
         if (size < end || size > Integer.MAX_VALUE) {
             return null;
         }
-        ByteBuffer m = file.mapReadOnly(size - size % PAGE);
-        if (m == null || m.capacity() < end) {
+        ByteBuffer map = file.mapReadOnly(size - size % PAGE);
+        if (map == null) {
+            return null;
+        }
+        Mapping m = new Mapping(map);
+        if (map.capacity() < end) {
+            m.release();
             return null;
         }
         // Best effort: without it a fault on an evicted page reads around it.
-        LibC.madvise(PlatformDependent.directBufferAddress(m), m.capacity(), LibC.MADV_RANDOM);
-        map = m;
+        LibC.madvise(m.address, map.capacity(), LibC.MADV_RANDOM);
+        if (!install(m)) {
+            return null;
+        }
         mappedAt = now;
         return m;
+    }
+
+    private synchronized boolean install(Mapping m) {
+        if (closed) {
+            m.release();
+            return false;
+        }
+        Mapping old = current;
+        current = m;
+        if (old != null) {
+            old.release();
+        }
+        return true;
+    }
+
+    /** Drops the mapping; it is unmapped now, or when the last view still out is released. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        Mapping m = current;
+        current = null;
+        if (m != null) {
+            m.release();
+        }
+    }
+
+    /** One mapping and its references: one for {@link ResidentPages} while current, one per view out. */
+    private static final class Mapping {
+        final ByteBuffer map;
+        final long address;
+        private final AtomicInteger refs = new AtomicInteger(1);
+
+        Mapping(ByteBuffer map) {
+            this.map = map;
+            this.address = PlatformDependent.directBufferAddress(map);
+        }
+
+        /** Takes a reference unless the mapping is already gone (every reference released). */
+        boolean retain() {
+            for (int r = refs.get(); r > 0; r = refs.get()) {
+                if (refs.compareAndSet(r, r + 1)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** A view holding a reference the caller took with {@link #retain}. */
+        ByteBuf view(int offset, int length) {
+            return new View(Unpooled.wrappedBuffer(map.slice(offset, length)), this);
+        }
+
+        void release() {
+            if (refs.decrementAndGet() == 0) {
+                try {
+                    PlatformDependent.freeDirectBuffer(map); // munmap, through the buffer's own cleaner
+                } catch (RuntimeException e) {
+                    // No cleaner to call here: the collector unmaps it once it finds it unreachable.
+                }
+            }
+        }
+    }
+
+    /**
+     * A read-only slice of a mapping that gives its reference back when its count reaches zero. A
+     * composite of one component only for its {@code deallocate} hook: derived buffers (slices,
+     * duplicates) share the composite's count, so the hook runs whichever releases last.
+     */
+    private static final class View extends CompositeByteBuf {
+        private final Mapping mapping;
+
+        View(ByteBuf slice, Mapping mapping) {
+            super(UnpooledByteBufAllocator.DEFAULT, true, 1, slice);
+            this.mapping = mapping;
+        }
+
+        @Override
+        public boolean isReadOnly() {
+            return true;
+        }
+
+        @Override
+        protected void deallocate() {
+            try {
+                super.deallocate();
+            } finally {
+                mapping.release();
+            }
+        }
     }
 }

@@ -81,6 +81,29 @@ class ResidentChunkReadTest {
     }
 
     @Test
+    void aChunkTrimmedWholeLeavesNoMappingBehindSoItsBlocksAreFreed() throws Exception {
+        byte[] data = random(64 * BLOCK, 5);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            ByteBuf out = clientRead(store, 0, 64 * BLOCK); // a view still out when the chunk goes
+            assertEquals(1, store.residentReads.sum());
+            assertEquals(1, mappings("chunks/3/1"));
+            store.trimAsync(1, 2, C, 0, 64L * BLOCK, true).get(10, TimeUnit.SECONDS);
+            assertEquals(1, mappings("chunks/3/1"), "the file is deleted, its mapping held by the view");
+            assertArrayEquals(data, drained(out, 64 * BLOCK), "the view still reads what it was");
+            assertEquals(0, mappings("chunks/3/1"), "unmapped with the view: nothing holds the deleted file's blocks");
+        }
+    }
+
+    /** Mappings of the file at {@code relative} (deleted or not) in this process. */
+    private long mappings(String relative) throws Exception {
+        String name = dir.resolve(relative).toString();
+        try (var lines = java.nio.file.Files.lines(Path.of("/proc/self/maps"))) {
+            return lines.filter(l -> l.endsWith(" " + name) || l.endsWith(" " + name + " (deleted)")).count();
+        }
+    }
+
+    @Test
     void afterCompactionTheViewIsOfTheNewFile() throws Exception {
         byte[] data = random(64 * BLOCK, 3);
         byte[] later = random(4 * BLOCK, 4);

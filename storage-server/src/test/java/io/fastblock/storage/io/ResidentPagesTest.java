@@ -8,8 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
@@ -27,10 +29,23 @@ class ResidentPagesTest {
     @TempDir
     Path dir;
 
-    private static byte[] bytes(ByteBuffer view) {
-        byte[] b = new byte[view.remaining()];
-        view.duplicate().get(b);
-        return b;
+    /** The view's bytes; releases it. */
+    private static byte[] bytes(ByteBuf view) {
+        try {
+            byte[] b = new byte[view.readableBytes()];
+            view.getBytes(view.readerIndex(), b);
+            return b;
+        } finally {
+            view.release();
+        }
+    }
+
+    /** How many mappings of {@code file} this process has (lines of /proc/self/maps naming it). */
+    private static long mappings(Path file) throws Exception {
+        String name = file.toString();
+        try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
+            return lines.filter(l -> l.endsWith(" " + name) || l.endsWith(" " + name + " (deleted)")).count();
+        }
     }
 
     private FileIo written(String name, byte[] data) throws Exception {
@@ -45,11 +60,12 @@ class ResidentPagesTest {
         try (FileIo f = written("f", data)) {
             ResidentPages r = ResidentPages.of(f);
             assertNotNull(r, "the C library can be called here (JNA)");
-            ByteBuffer view = r.range(8L * PAGE, 16 * PAGE);
+            ByteBuf view = r.range(8L * PAGE, 16 * PAGE);
             assertNotNull(view, "pages just written are in the page cache");
-            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 24 * PAGE), bytes(view));
             assertTrue(view.isReadOnly());
-            assertThrows(ReadOnlyBufferException.class, () -> view.put(0, (byte) 1));
+            assertThrows(ReadOnlyBufferException.class, () -> view.setByte(0, 1));
+            assertThrows(ReadOnlyBufferException.class, () -> view.nioBuffer().put(0, (byte) 1));
+            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 24 * PAGE), bytes(view));
             assertArrayEquals(Arrays.copyOfRange(data, 0, PAGE), bytes(r.range(0, PAGE)), "the first page");
             assertArrayEquals(Arrays.copyOfRange(data, 63 * PAGE, 64 * PAGE), bytes(r.range(63L * PAGE, PAGE)), "the last page");
         }
@@ -64,7 +80,7 @@ class ResidentPagesTest {
             assertNull(r.range(0, 0), "empty");
             assertNull(r.range(16L * PAGE, PAGE), "the partial last page");
             assertNull(r.range(15L * PAGE, 2 * PAGE), "past the end");
-            assertNotNull(r.range(15L * PAGE, PAGE), "the last whole page");
+            r.range(15L * PAGE, PAGE).release(); // the last whole page
         }
     }
 
@@ -78,7 +94,9 @@ class ResidentPagesTest {
             ResidentPages r = ResidentPages.of(f, HOUR);
             assertNull(r.range(0, 32 * PAGE), "nothing cached");
             f.readFully(ByteBuffer.allocate(4 * PAGE), 8L * PAGE); // brings pages 8..11 back (and maybe more)
-            assertNotNull(r.range(8L * PAGE, 4 * PAGE), "the pages read");
+            // The pages read are there; the view is not read (pages this process has touched through
+            // the mapping stay mapped, and posix_fadvise does not drop mapped pages).
+            r.range(8L * PAGE, 4 * PAGE).release();
             PageCache.evict(p);
             assertNull(r.range(8L * PAGE, 4 * PAGE), "evicted again");
             assertNull(r.range(0, 32 * PAGE));
@@ -91,7 +109,7 @@ class ResidentPagesTest {
         byte[] data = random(8 * PAGE, 4);
         byte[] later = random(PAGE, 5);
         try (FileIo f = written("f", data)) {
-            ByteBuffer view = ResidentPages.of(f).range(0, 8 * PAGE);
+            ByteBuf view = ResidentPages.of(f).range(0, 8 * PAGE);
             f.writeFully(ByteBuffer.wrap(later), 2L * PAGE);
             System.arraycopy(later, 0, data, 2 * PAGE, PAGE);
             assertArrayEquals(data, bytes(view));
@@ -104,8 +122,8 @@ class ResidentPagesTest {
         try (FileIo f = written("f", random(16 * PAGE, 7)); FileIo g = written("g", random(16 * PAGE, 7))) {
             ResidentPages slow = ResidentPages.of(f, HOUR);
             ResidentPages now = ResidentPages.of(g, 0);
-            assertNotNull(slow.range(0, PAGE));
-            assertNotNull(now.range(0, PAGE));
+            slow.range(0, PAGE).release();
+            now.range(0, PAGE).release();
             f.writeFully(ByteBuffer.wrap(more), 16L * PAGE);
             g.writeFully(ByteBuffer.wrap(more), 16L * PAGE);
             assertNull(slow.range(20L * PAGE, PAGE), "mapped a moment ago: read as before");
@@ -117,6 +135,54 @@ class ResidentPagesTest {
     void aHandleThatCannotMapGivesNoViews() throws Exception {
         try (FileIo f = written("f", random(4 * PAGE, 8))) {
             assertNull(ResidentPages.of(new ForwardingFileIo(f)).range(0, PAGE));
+        }
+    }
+
+    @Test
+    void theMappingIsUnmappedOnceClosedAndItsLastViewReleased() throws Exception {
+        Path p = dir.resolve("f");
+        try (FileIo f = written("f", random(16 * PAGE, 9))) {
+            ResidentPages r = ResidentPages.of(f);
+            assertEquals(0, mappings(p));
+            ByteBuf view = r.range(0, 4 * PAGE);
+            ByteBuf other = r.range(8L * PAGE, PAGE);
+            assertEquals(1, mappings(p), "one mapping for every view");
+            other.release();
+            r.close();
+            assertEquals(1, mappings(p), "a view is still out");
+            assertEquals(4 * PAGE, bytes(view).length); // releases it
+            assertEquals(0, mappings(p), "unmapped with the last view");
+            assertNull(r.range(0, PAGE), "closed: reads as before");
+            assertEquals(0, mappings(p));
+        }
+    }
+
+    @Test
+    void aDeletedFilesMappingGoesWithTheCloseSoItsBlocksAreFreed() throws Exception {
+        Path p = dir.resolve("f");
+        FileIo f = written("f", random(64 * PAGE, 10));
+        ResidentPages r = ResidentPages.of(f);
+        bytes(r.range(0, 64 * PAGE));
+        f.close();
+        Files.delete(p);
+        assertEquals(1, mappings(p), "the mapping holds the deleted file");
+        r.close();
+        assertEquals(0, mappings(p));
+    }
+
+    @Test
+    void aRemapUnmapsTheMappingItReplaces() throws Exception {
+        Path p = dir.resolve("f");
+        try (FileIo f = written("f", random(4 * PAGE, 11))) {
+            ResidentPages r = ResidentPages.of(f, 0);
+            ByteBuf old = r.range(0, PAGE);
+            f.writeFully(ByteBuffer.wrap(random(4 * PAGE, 12)), 4L * PAGE);
+            bytes(r.range(4L * PAGE, PAGE)); // the file grew: mapped again
+            assertEquals(2, mappings(p), "the old mapping stays while its view is out");
+            old.release();
+            assertEquals(1, mappings(p));
+            r.close();
+            assertEquals(0, mappings(p));
         }
     }
 }
