@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.TestBuffers;
+import io.fastblock.storage.io.Mappings;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.nio.file.Path;
@@ -36,10 +37,6 @@ class ResidentChunkReadTest {
         return store.readAsync(C, offset, length, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
     }
 
-    private static byte[] drained(ByteBuf b, int length) {
-        return TestBuffers.drain(b, length);
-    }
-
     @Test
     void aLargeReadOfCachedPagesIsAReadOnlyViewWithTheChunksBytes() throws Exception {
         byte[] data = random(1 << 20, 1);
@@ -48,14 +45,14 @@ class ResidentChunkReadTest {
             ByteBuf view = clientRead(store, 64L * BLOCK, 128 * BLOCK);
             assertEquals(1, store.residentReads.sum());
             assertTrue(view.isReadOnly());
-            assertArrayEquals(Arrays.copyOfRange(data, 64 * BLOCK, 192 * BLOCK), drained(view, 128 * BLOCK));
+            assertArrayEquals(Arrays.copyOfRange(data, 64 * BLOCK, 192 * BLOCK), TestBuffers.drain(view, 128 * BLOCK));
 
             ByteBuf small = clientRead(store, 0, MIN - BLOCK);
             assertFalse(small.isReadOnly(), "below the size: a copy");
-            assertArrayEquals(Arrays.copyOfRange(data, 0, MIN - BLOCK), drained(small, MIN - BLOCK));
+            assertArrayEquals(Arrays.copyOfRange(data, 0, MIN - BLOCK), TestBuffers.drain(small, MIN - BLOCK));
             ByteBuf own = store.read(C, 0, 1 << 20, PooledByteBufAllocator.DEFAULT);
             assertFalse(own.isReadOnly(), "the node's own readers get a copy");
-            assertArrayEquals(data, drained(own, 1 << 20));
+            assertArrayEquals(data, TestBuffers.drain(own, 1 << 20));
             assertEquals(1, store.residentReads.sum(), "neither took a view");
         }
     }
@@ -75,7 +72,7 @@ class ResidentChunkReadTest {
             assertEquals(37L * BLOCK, bad.offset());
             assertEquals(BLOCK, bad.length());
             assertEquals(1, store.residentReads.sum());
-            assertArrayEquals(Arrays.copyOfRange(data, 40 * BLOCK, 56 * BLOCK), drained(clientRead(store, 40L * BLOCK, 16 * BLOCK), 16 * BLOCK),
+            assertArrayEquals(Arrays.copyOfRange(data, 40 * BLOCK, 56 * BLOCK), TestBuffers.drain(clientRead(store, 40L * BLOCK, 16 * BLOCK), 16 * BLOCK),
                     "the blocks around it still read");
         }
     }
@@ -87,19 +84,11 @@ class ResidentChunkReadTest {
             ChunkChecksumTest.write(store, C, 0, data);
             ByteBuf out = clientRead(store, 0, 64 * BLOCK); // a view still out when the chunk goes
             assertEquals(1, store.residentReads.sum());
-            assertEquals(1, mappings("chunks/3/1"));
+            assertEquals(1, Mappings.of(dir.resolve("chunks/3/1")));
             store.trimAsync(1, 2, C, 0, 64L * BLOCK, true).get(10, TimeUnit.SECONDS);
-            assertEquals(1, mappings("chunks/3/1"), "the file is deleted, its mapping held by the view");
-            assertArrayEquals(data, drained(out, 64 * BLOCK), "the view still reads what it was");
-            assertEquals(0, mappings("chunks/3/1"), "unmapped with the view: nothing holds the deleted file's blocks");
-        }
-    }
-
-    /** Mappings of the file at {@code relative} (deleted or not) in this process. */
-    private long mappings(String relative) throws Exception {
-        String name = dir.resolve(relative).toString();
-        try (var lines = java.nio.file.Files.lines(Path.of("/proc/self/maps"))) {
-            return lines.filter(l -> l.endsWith(" " + name) || l.endsWith(" " + name + " (deleted)")).count();
+            assertEquals(1, Mappings.of(dir.resolve("chunks/3/1")), "the file is deleted, its mapping held by the view");
+            assertArrayEquals(data, TestBuffers.drain(out, 64 * BLOCK), "the view still reads what it was");
+            assertEquals(0, Mappings.of(dir.resolve("chunks/3/1")), "unmapped with the view: nothing holds the deleted file's blocks");
         }
     }
 
@@ -119,7 +108,7 @@ class ResidentChunkReadTest {
             });
             ChunkChecksumTest.write(store, C, 8L * BLOCK, later); // into the new file only
             System.arraycopy(later, 0, data, 8 * BLOCK, later.length);
-            assertArrayEquals(data, drained(clientRead(store, 0, 64 * BLOCK), 64 * BLOCK));
+            assertArrayEquals(data, TestBuffers.drain(clientRead(store, 0, 64 * BLOCK), 64 * BLOCK));
             assertEquals(2, store.residentReads.sum());
         }
     }

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.fastblock.storage.TestBuffers;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.nio.ReadOnlyBufferException;
@@ -31,21 +32,7 @@ class ResidentPagesTest {
 
     /** The view's bytes; releases it. */
     private static byte[] bytes(ByteBuf view) {
-        try {
-            byte[] b = new byte[view.readableBytes()];
-            view.getBytes(view.readerIndex(), b);
-            return b;
-        } finally {
-            view.release();
-        }
-    }
-
-    /** How many mappings of {@code file} this process has (lines of /proc/self/maps naming it). */
-    private static long mappings(Path file) throws Exception {
-        String name = file.toString();
-        try (var lines = Files.lines(Path.of("/proc/self/maps"))) {
-            return lines.filter(l -> l.endsWith(" " + name) || l.endsWith(" " + name + " (deleted)")).count();
-        }
+        return TestBuffers.drain(view, view.readableBytes());
     }
 
     private FileIo written(String name, byte[] data) throws Exception {
@@ -143,17 +130,17 @@ class ResidentPagesTest {
         Path p = dir.resolve("f");
         try (FileIo f = written("f", random(16 * PAGE, 9))) {
             ResidentPages r = ResidentPages.of(f);
-            assertEquals(0, mappings(p));
+            assertEquals(0, Mappings.of(p));
             ByteBuf view = r.range(0, 4 * PAGE);
             ByteBuf other = r.range(8L * PAGE, PAGE);
-            assertEquals(1, mappings(p), "one mapping for every view");
+            assertEquals(1, Mappings.of(p), "one mapping for every view");
             other.release();
             r.close();
-            assertEquals(1, mappings(p), "a view is still out");
+            assertEquals(1, Mappings.of(p), "a view is still out");
             assertEquals(4 * PAGE, bytes(view).length); // releases it
-            assertEquals(0, mappings(p), "unmapped with the last view");
+            assertEquals(0, Mappings.of(p), "unmapped with the last view");
             assertNull(r.range(0, PAGE), "closed: reads as before");
-            assertEquals(0, mappings(p));
+            assertEquals(0, Mappings.of(p));
         }
     }
 
@@ -165,9 +152,9 @@ class ResidentPagesTest {
         bytes(r.range(0, 64 * PAGE));
         f.close();
         Files.delete(p);
-        assertEquals(1, mappings(p), "the mapping holds the deleted file");
+        assertEquals(1, Mappings.of(p), "the mapping holds the deleted file");
         r.close();
-        assertEquals(0, mappings(p));
+        assertEquals(0, Mappings.of(p));
     }
 
     @Test
@@ -178,11 +165,11 @@ class ResidentPagesTest {
             ByteBuf old = r.range(0, PAGE);
             f.writeFully(ByteBuffer.wrap(random(4 * PAGE, 12)), 4L * PAGE);
             bytes(r.range(4L * PAGE, PAGE)); // the file grew: mapped again
-            assertEquals(2, mappings(p), "the old mapping stays while its view is out");
+            assertEquals(2, Mappings.of(p), "the old mapping stays while its view is out");
             old.release();
-            assertEquals(1, mappings(p));
+            assertEquals(1, Mappings.of(p));
             r.close();
-            assertEquals(0, mappings(p));
+            assertEquals(0, Mappings.of(p));
         }
     }
 }
