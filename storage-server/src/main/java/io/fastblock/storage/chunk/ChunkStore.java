@@ -147,8 +147,8 @@ public final class ChunkStore implements Closeable {
     /**
      * Reads from this size up are answered with a view of the page cache where it holds the whole
      * range ({@link ChunkFile#readResident}): the network copies them to the socket straight from
-     * the cache, one copy fewer. Smaller reads gain little over a {@code pread} of a few pages and
-     * would pay a {@code mincore} call each.
+     * the cache, one copy fewer. Smaller reads copy a few pages and would pay a {@code mincore} call
+     * each; below this size it was not measured.
      */
     static final int RESIDENT_READ_MIN = 64 * 1024;
     /** Reads answered with a view of the page cache (tests). */
