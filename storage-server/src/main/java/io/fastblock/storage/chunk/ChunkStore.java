@@ -810,9 +810,9 @@ public final class ChunkStore implements Closeable {
      * node's own readers (the log's base files, repairs) get a copy made in the stripe's turn.
      */
     private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc, boolean mayView) throws IOException {
-        if (mayView && length >= RESIDENT_READ_MIN) {
-            ChunkFile f = file(chunk, false);
-            ByteBuf cached = f == null ? null : f.readResident(offset, length);
+        ChunkFile f = file(chunk, false);
+        if (f != null && mayView && length >= RESIDENT_READ_MIN) {
+            ByteBuf cached = f.readResident(offset, length);
             if (cached != null) {
                 residentReads.increment();
                 return cached;
@@ -820,7 +820,6 @@ public final class ChunkStore implements Closeable {
         }
         ByteBuf out = alloc.directBuffer(length, length);
         try {
-            ChunkFile f = file(chunk, false);
             if (f == null) {
                 // Pooled buffers hold old bytes: a chunk never written must be zeros explicitly.
                 out.setZero(0, length);

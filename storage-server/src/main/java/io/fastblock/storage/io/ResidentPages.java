@@ -9,7 +9,6 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A file mapped read-only, handing out the ranges whose pages are all in the page cache as views
@@ -160,7 +159,7 @@ public final class ResidentPages implements Closeable {
     private static final class Mapping {
         final ByteBuffer map;
         final long address;
-        private final AtomicInteger refs = new AtomicInteger(1);
+        private final RefCount refs = new RefCount();
 
         Mapping(ByteBuffer map) {
             this.map = map;
@@ -169,12 +168,7 @@ public final class ResidentPages implements Closeable {
 
         /** Takes a reference unless the mapping is already gone (every reference released). */
         boolean retain() {
-            for (int r = refs.get(); r > 0; r = refs.get()) {
-                if (refs.compareAndSet(r, r + 1)) {
-                    return true;
-                }
-            }
-            return false;
+            return refs.retain();
         }
 
         /** A view holding a reference the caller took with {@link #retain}. */
@@ -183,7 +177,7 @@ public final class ResidentPages implements Closeable {
         }
 
         void release() {
-            if (refs.decrementAndGet() == 0) {
+            if (refs.release()) {
                 try {
                     PlatformDependent.freeDirectBuffer(map); // munmap, through the buffer's own cleaner
                 } catch (RuntimeException e) {
