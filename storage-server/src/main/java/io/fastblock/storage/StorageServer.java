@@ -112,7 +112,8 @@ public final class StorageServer implements AutoCloseable {
     }
 
     private void startUp() throws Exception {
-        chunks = new ChunkStore(config.dataDir(), config.ioThreads(), files, config.checkpointInterval());
+        chunks = new ChunkStore(config.dataDir(), config.ioThreads(), files, config.checkpointInterval(),
+                config.mappedChunks());
         // The tail reads its log over the in-place chunk files and folds into them when it stops being tail.
         log = LogStore.open(config.dataDir(), config.segmentSize(), metrics, new ChunkStoreBase(chunks), 0,
                 config.logDirectIo() ? files : FileIoFactory.withoutDirectWrites(files));

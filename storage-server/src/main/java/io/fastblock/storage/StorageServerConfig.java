@@ -5,6 +5,7 @@ import io.fastblock.protocol.config.ByteSize;
 import io.fastblock.protocol.config.CommandLine;
 import io.fastblock.storage.chain.ChainLimits;
 import io.fastblock.storage.chain.TailLayout;
+import io.fastblock.storage.io.MappingBudget;
 import io.fastblock.storage.log.LogCleaner;
 import io.fastblock.protocol.meta.NodeRecord;
 import java.nio.file.Path;
@@ -23,7 +24,7 @@ import java.util.TreeMap;
 public record StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
                                   ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background,
                                   Map<String, String> labels, long heartbeatMillis, int ioThreads, int networkThreads,
-                                  double logCleanTarget, boolean logDirectIo, long checkpointMillis) {
+                                  double logCleanTarget, boolean logDirectIo, long checkpointMillis, int mappedChunks) {
     /** FAST's layout: the tail writes only its log (see {@link TailLayout}). */
     public static final TailLayout DEFAULT_TAIL_LAYOUT = TailLayout.LOG;
 
@@ -131,6 +132,19 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         if (checkpointMillis < MIN_CHECKPOINT_MS) {
             throw new IllegalArgumentException("--checkpoint-ms must be at least " + MIN_CHECKPOINT_MS + ", got " + checkpointMillis);
         }
+        if (mappedChunks < 0) {
+            throw new IllegalArgumentException("--mapped-chunks must be 0 (no mapped reads) or more, got " + mappedChunks);
+        }
+    }
+
+    /** With the default number of mapped chunk files. */
+    public StorageServerConfig(String nodeId, Path dataDir, String listen, int port, String zk, long segmentSize,
+                               ChainLimits chain, TailLayout tailLayout, int zkSessionTimeoutMs, BackgroundRates background,
+                               Map<String, String> labels, long heartbeatMillis, int ioThreads, int networkThreads,
+                               double logCleanTarget, boolean logDirectIo, long checkpointMillis) {
+        this(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout, zkSessionTimeoutMs, background, labels,
+                heartbeatMillis, ioThreads, networkThreads, logCleanTarget, logDirectIo, checkpointMillis,
+                MappingBudget.defaultLimit());
     }
 
     /** With the default checkpoint interval. */
@@ -244,7 +258,9 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
                     + " is below this share, as 0.5 or 50%"),
             Map.entry("log-direct-io", "write the tail's log around the page cache (O_DIRECT) where the filesystem allows"),
             Map.entry("checkpoint-ms", "how often head and middle force their dirty chunk files and record the checkpoint"
-                    + " (after a power loss they re-fetch from the tail what was written since), at least " + MIN_CHECKPOINT_MS));
+                    + " (after a power loss they re-fetch from the tail what was written since), at least " + MIN_CHECKPOINT_MS),
+            Map.entry("mapped-chunks", "chunk files kept mapped for large reads from the page cache, the least recently read"
+                    + " unmapped first; 0 for none (default: a sixteenth of vm.max_map_count)"));
 
     public static StorageServerConfig fromArgs(String... args) {
         return from(CommandLine.parse(args));
@@ -296,6 +312,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         double logCleanTarget = cl.getShare("log-clean-target", DEFAULT_LOG_CLEAN_TARGET);
         boolean logDirectIo = cl.getBoolean("log-direct-io", DEFAULT_LOG_DIRECT_IO);
         long checkpointMs = cl.getLong("checkpoint-ms", DEFAULT_CHECKPOINT_MS);
+        int mappedChunks = cl.getInt("mapped-chunks", MappingBudget.defaultLimit());
         cl.rejectUnknown();
         ChainLimits chain;
         try {
@@ -306,7 +323,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
         }
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
                 zkSessionTimeoutMs, background, labels, heartbeatMs, ioThreads, networkThreads, logCleanTarget, logDirectIo,
-                checkpointMs);
+                checkpointMs, mappedChunks);
     }
 
     private static String rateText(long bytesPerSecond) {
@@ -321,12 +338,12 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
     public StorageServerConfig withPort(int newPort) {
         return new StorageServerConfig(nodeId, dataDir, listen, newPort, zk, segmentSize, chain, tailLayout,
                 zkSessionTimeoutMs, background, labels, heartbeatMillis, ioThreads, networkThreads, logCleanTarget, logDirectIo,
-                checkpointMillis);
+                checkpointMillis, mappedChunks);
     }
 
     public StorageServerConfig withBackground(BackgroundRates rates) {
         return new StorageServerConfig(nodeId, dataDir, listen, port, zk, segmentSize, chain, tailLayout,
                 zkSessionTimeoutMs, rates, labels, heartbeatMillis, ioThreads, networkThreads, logCleanTarget, logDirectIo,
-                checkpointMillis);
+                checkpointMillis, mappedChunks);
     }
 }

@@ -100,6 +100,17 @@ class StorageServerConfigTest {
     }
 
     @Test
+    void mappedChunksIsAFlagThatTheWithersKeep() {
+        assertEquals(io.fastblock.storage.io.MappingBudget.defaultLimit(), StorageServerConfig.fromArgs().mappedChunks());
+        StorageServerConfig c = StorageServerConfig.fromArgs("--mapped-chunks=0");
+        assertEquals(0, c.mappedChunks());
+        assertEquals(0, c.withPort(1).withBackground(BackgroundRates.DEFAULTS).mappedChunks());
+        String message = assertThrows(IllegalArgumentException.class,
+                () -> StorageServerConfig.fromArgs("--mapped-chunks=-1")).getMessage();
+        assertTrue(message.contains("--mapped-chunks must be 0 (no mapped reads) or more, got -1"), message);
+    }
+
+    @Test
     void failureDomainLabelsAndHeartbeatPeriod() {
         StorageServerConfig c = StorageServerConfig.fromArgs("--rack-label=r2", "--host-label=h7", "--heartbeat-ms=500");
         assertEquals(java.util.Map.of("rack", "r2", "host", "h7"), c.labels());

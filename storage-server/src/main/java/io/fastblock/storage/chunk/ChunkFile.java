@@ -4,6 +4,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.DeviceReads;
 import io.fastblock.storage.io.FileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.MappingBudget;
 import io.fastblock.storage.io.ResidentPages;
 import io.netty.buffer.ByteBuf;
 import java.io.Closeable;
@@ -371,11 +372,11 @@ final class ChunkFile implements Closeable {
      * page cache, when the range is whole blocks inside the file and all in memory; else null, and
      * the caller reads it with {@link #read}. The view shows later writes (see {@link ResidentPages}).
      */
-    ByteBuf readResident(long offset, int length) throws IOException {
+    ByteBuf readResident(long offset, int length, MappingBudget budget) throws IOException {
         if (offset % BLOCK != 0 || length % BLOCK != 0) {
             return null;
         }
-        ResidentPages r = residentPages();
+        ResidentPages r = residentPages(budget);
         ByteBuf view = r == null ? null : r.range(offset, length);
         if (view == null) {
             return null;
@@ -388,10 +389,10 @@ final class ChunkFile implements Closeable {
         return view;
     }
 
-    private synchronized ResidentPages residentPages() {
+    private synchronized ResidentPages residentPages(MappingBudget budget) {
         if (!residentTried) {
             residentTried = true;
-            resident = ResidentPages.of(data);
+            resident = ResidentPages.of(data, budget);
         }
         return resident;
     }

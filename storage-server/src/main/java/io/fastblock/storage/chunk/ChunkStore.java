@@ -2,6 +2,7 @@ package io.fastblock.storage.chunk;
 
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.MappingBudget;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.io.Closeable;
@@ -153,6 +154,8 @@ public final class ChunkStore implements Closeable {
     static final int RESIDENT_READ_MIN = 64 * 1024;
     /** Reads answered with a view of the page cache (tests). */
     final LongAdder residentReads = new LongAdder();
+    /** How many chunk files those reads keep mapped at once. */
+    private final MappingBudget mappings;
     /**
      * Writes up to this size run on the caller's thread when the chunk's stripe is idle and the write
      * needs no dirty-record save (an fsync, which must not hold a network thread). Measured on 2 vCPUs
@@ -199,6 +202,11 @@ public final class ChunkStore implements Closeable {
     private final ChunkSparsifier sparsifier;
     private volatile boolean closed;
 
+    /** The chunk files mapped for large reads, and their limit. */
+    public MappingBudget mappings() {
+        return mappings;
+    }
+
     /** How often dirty chunks are forced and the checkpoint recorded. */
     public Duration flushInterval() {
         return flushInterval;
@@ -213,6 +221,13 @@ public final class ChunkStore implements Closeable {
      * power-loss tests), forcing dirty chunks every {@code flushInterval}.
      */
     public ChunkStore(Path dataDir, int ioThreads, FileIoFactory files, Duration flushInterval) throws IOException {
+        this(dataDir, ioThreads, files, flushInterval, MappingBudget.defaultLimit());
+    }
+
+    /** As above, keeping at most {@code mappedChunks} chunk files mapped for large reads (0: none). */
+    public ChunkStore(Path dataDir, int ioThreads, FileIoFactory files, Duration flushInterval, int mappedChunks)
+            throws IOException {
+        this.mappings = new MappingBudget(mappedChunks);
         this.root = dataDir.resolve("chunks");
         this.files = files;
         boolean fresh = !Files.exists(root);
@@ -812,7 +827,7 @@ public final class ChunkStore implements Closeable {
     private ByteBuf readFile(ChunkId chunk, long offset, int length, ByteBufAllocator alloc, boolean mayView) throws IOException {
         ChunkFile f = file(chunk, false);
         if (f != null && mayView && length >= RESIDENT_READ_MIN) {
-            ByteBuf cached = f.readResident(offset, length);
+            ByteBuf cached = f.readResident(offset, length, mappings);
             if (cached != null) {
                 residentReads.increment();
                 return cached;

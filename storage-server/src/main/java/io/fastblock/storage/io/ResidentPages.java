@@ -28,6 +28,8 @@ import java.util.concurrent.TimeUnit;
  * blocks allocated (a chunk trimmed whole is deleted), and a collector may take hours to find a
  * long-lived mapping unreachable. Each mapping counts its owner and its views out; it is unmapped
  * when {@link #close} (or a remap after the file grew) has dropped it and the last view is released.
+ * A mapping is also dropped when the store's {@link MappingBudget} gives its slot to another file;
+ * the next read of this one copies, or maps it again if the budget lets it.
  *
  * <p>Reads are not thread-safe (a chunk's reads run on its stripe); views may be released and
  * {@link #close} called from any thread: a read that meets a closed mapping reads as before.
@@ -39,23 +41,39 @@ public final class ResidentPages implements Closeable {
 
     private final FileIo file;
     private final long remapNanos;
+    private final MappingBudget budget;
     private volatile Mapping current;
     private volatile boolean closed;
+    /** Read since the budget's clock hand last passed: the mapping gets a second chance. */
+    private volatile boolean used;
     private long mappedAt;
     private byte[] pages = new byte[256];
 
-    private ResidentPages(FileIo file, long remapNanos) {
+    private ResidentPages(FileIo file, long remapNanos, MappingBudget budget) {
         this.file = file;
         this.remapNanos = remapNanos;
+        this.budget = budget;
     }
 
-    /** Mapped reads of {@code file}, or null where the C library (for {@code mincore}) or a memory address is missing. */
+    /**
+     * Mapped reads of {@code file}, holding a mapping only while {@code budget} gives it a slot; or
+     * null where the C library (for {@code mincore}) or a memory address is missing.
+     */
+    public static ResidentPages of(FileIo file, MappingBudget budget) {
+        return of(file, REMAP_NANOS, budget);
+    }
+
+    /** With a budget of its own (one file). */
     public static ResidentPages of(FileIo file) {
         return of(file, REMAP_NANOS);
     }
 
     static ResidentPages of(FileIo file, long remapNanos) {
-        return LibC.AVAILABLE && PlatformDependent.hasUnsafe() ? new ResidentPages(file, remapNanos) : null;
+        return of(file, remapNanos, new MappingBudget(1));
+    }
+
+    static ResidentPages of(FileIo file, long remapNanos, MappingBudget budget) {
+        return LibC.AVAILABLE && PlatformDependent.hasUnsafe() ? new ResidentPages(file, remapNanos, budget) : null;
     }
 
     /**
@@ -69,6 +87,9 @@ public final class ResidentPages implements Closeable {
         }
         if (closed) {
             return null; // no mapping again for a reader still holding a closed instance
+        }
+        if (!used) {
+            used = true;
         }
         long end = offset + length;
         Mapping m = current;
@@ -113,6 +134,16 @@ public final class ResidentPages implements Closeable {
         if (size < end || size > Integer.MAX_VALUE) {
             return null;
         }
+        Mapping[] made = new Mapping[1];
+        if (!budget.map(this, () -> (made[0] = mapNow(size, end)) != null)) {
+            return null;
+        }
+        mappedAt = now;
+        return made[0];
+    }
+
+    /** Maps the file's first {@code size} bytes and installs the mapping; under the budget's lock. */
+    private Mapping mapNow(long size, long end) throws IOException {
         ByteBuffer map = file.mapReadOnly(size - size % PAGE);
         if (map == null) {
             return null;
@@ -124,11 +155,7 @@ public final class ResidentPages implements Closeable {
         }
         // Best effort: without it a fault on an evicted page reads around it.
         LibC.madvise(m.address, map.capacity(), LibC.MADV_RANDOM);
-        if (!install(m)) {
-            return null;
-        }
-        mappedAt = now;
-        return m;
+        return install(m) ? m : null;
     }
 
     private synchronized boolean install(Mapping m) {
@@ -144,15 +171,35 @@ public final class ResidentPages implements Closeable {
         return true;
     }
 
-    /** Drops the mapping; it is unmapped now, or when the last view still out is released. */
+    /** Drops the mapping for good; it is unmapped now, or when the last view still out is released. */
     @Override
-    public synchronized void close() {
-        closed = true;
+    public void close() {
+        synchronized (this) {
+            closed = true;
+        }
+        unmap();
+        budget.release(this); // after this instance's lock: the budget takes its lock before ours
+    }
+
+    /** Drops the mapping (its budget slot was taken, or mapping failed); a later read may map again. */
+    synchronized void unmap() {
         Mapping m = current;
         current = null;
         if (m != null) {
             m.release();
         }
+    }
+
+    /** Whether a read used this file since the last call; clears the mark. Under the budget's lock. */
+    boolean takeUsed() {
+        boolean u = used;
+        used = false;
+        return u;
+    }
+
+    /** Whether a mapping is held now (tests). */
+    boolean isMapped() {
+        return current != null;
     }
 
     /** One mapping and its references: one for {@link ResidentPages} while current, one per view out. */

@@ -112,4 +112,31 @@ class ResidentChunkReadTest {
             assertEquals(2, store.residentReads.sum());
         }
     }
+    @Test
+    void aStoreKeepsNoMoreChunksMappedThanItsLimit() throws Exception {
+        int chunks = 6;
+        byte[][] data = new byte[chunks][];
+        try (ChunkStore store = new ChunkStore(dir, 2, io.fastblock.storage.io.FileIoFactory.real(),
+                ChunkStore.DEFAULT_FLUSH_INTERVAL, 2)) {
+            for (int i = 0; i < chunks; i++) {
+                data[i] = random(64 * BLOCK, 10 + i);
+                ChunkChecksumTest.write(store, new ChunkId(3, i), 0, data[i]);
+            }
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < chunks; i++) {
+                    ByteBuf read = store.readAsync(new ChunkId(3, i), 0, 64 * BLOCK, PooledByteBufAllocator.DEFAULT)
+                            .get(10, TimeUnit.SECONDS);
+                    assertArrayEquals(data[i], TestBuffers.drain(read, 64 * BLOCK));
+                    long mapped = 0;
+                    for (int j = 0; j < chunks; j++) {
+                        mapped += Mappings.of(dir.resolve("chunks/3/" + j));
+                    }
+                    assertTrue(mapped <= 2, "at most 2 chunk files mapped, saw " + mapped);
+                }
+            }
+            assertEquals(2 * chunks, store.residentReads.sum(), "every read a view: a cold chunk takes a slot");
+            assertEquals(2, store.mappings().mapped());
+            assertEquals(2 * chunks - 2, store.mappings().evictions());
+        }
+    }
 }
