@@ -8,7 +8,7 @@ import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code --checkpoint-ms} reaches the chunk store of a started server (real ZooKeeper, real files). */
+/** {@code --checkpoint-ms} and {@code --mapped-chunks} reach the chunk store of a started server (real ZooKeeper, real files). */
 class CheckpointIntervalTest {
     @TempDir
     Path dir;
@@ -29,6 +29,18 @@ class CheckpointIntervalTest {
                     assertEquals(expected, server.chunkStore().flushInterval());
                 }
             }
+        }
+    }
+
+    @Test
+    void theMappedChunkLimitReachesTheStoreAndItsMetrics() throws Exception {
+        try (TestingServer zk = new TestingServer(true);
+             StorageServer server = StorageServer.start(StorageServerConfig.fromArgs("--data-dir=" + dir.resolve("m"),
+                     "--zk=" + zk.getConnectString(), "--port=0", "--node-id=m", "--mapped-chunks=3"))) {
+            assertEquals(3, server.chunkStore().mappings().limit());
+            var registry = server.metrics().registry();
+            assertEquals(0.0, registry.get("fastblock.chunk.mapped.files").gauge().value());
+            assertEquals(0.0, registry.get("fastblock.chunk.mapped.evictions").functionCounter().count());
         }
     }
 }
