@@ -139,4 +139,53 @@ class ResidentChunkReadTest {
             assertEquals(2 * chunks - 2, store.mappings().evictions());
         }
     }
+    @Test
+    void concurrentReadersOfManyChunksLeaveNoUncountedMapping() throws Exception {
+        int chunks = 12;
+        byte[][] data = new byte[chunks][];
+        try (ChunkStore store = new ChunkStore(dir, 4, io.fastblock.storage.io.FileIoFactory.real(),
+                ChunkStore.DEFAULT_FLUSH_INTERVAL, 3)) {
+            for (int i = 0; i < chunks; i++) {
+                data[i] = random(32 * BLOCK, 40 + i);
+                ChunkChecksumTest.write(store, new ChunkId(3, i), 0, data[i]);
+            }
+            java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            Thread[] readers = new Thread[4];
+            for (int t = 0; t < readers.length; t++) {
+                java.util.Random rnd = new java.util.Random(t);
+                readers[t] = new Thread(() -> {
+                    try {
+                        while (System.nanoTime() < until && failed.get() == null) {
+                            int i = rnd.nextInt(chunks);
+                            int first = rnd.nextInt(16);
+                            ByteBuf read = store.readAsync(new ChunkId(3, i), (long) first * BLOCK, 16 * BLOCK,
+                                    PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
+                            byte[] got = TestBuffers.drain(read, 16 * BLOCK);
+                            if (!Arrays.equals(Arrays.copyOfRange(data[i], first * BLOCK, (first + 16) * BLOCK), got)) {
+                                throw new AssertionError("chunk " + i + " at block " + first + ": wrong bytes");
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failed.compareAndSet(null, e);
+                    }
+                });
+                readers[t].start();
+            }
+            for (Thread t : readers) {
+                t.join();
+            }
+            if (failed.get() != null) {
+                throw new AssertionError(failed.get());
+            }
+            assertTrue(store.residentReads.sum() > 100, "reads were views: " + store.residentReads.sum());
+            assertTrue(store.mappings().evictions() > 50, "slots changed hands: " + store.mappings().evictions());
+            long mapped = 0;
+            for (int j = 0; j < chunks; j++) {
+                mapped += Mappings.of(dir.resolve("chunks/3/" + j));
+            }
+            assertEquals(store.mappings().mapped(), mapped, "with every view released, the process maps what the budget counts");
+            assertTrue(mapped <= 3);
+        }
+    }
 }
