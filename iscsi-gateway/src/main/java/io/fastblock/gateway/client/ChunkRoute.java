@@ -2,11 +2,15 @@ package io.fastblock.gateway.client;
 
 import java.util.List;
 
-/** Where an allocated chunk lives: its group, the chain version, and the members in chain order. */
-public record ChunkRoute(long index, int groupId, long chainVersion, List<Replica> members) {
+/**
+ * Where an allocated chunk lives: its group, the chain version, and the members in chain order.
+ * It names no chunk, so all the chunks of one group at one chain version share one route
+ * ({@link ChunkMapCache} keeps one per distinct value).
+ */
+public record ChunkRoute(int groupId, long chainVersion, List<Replica> members) {
     public ChunkRoute {
         if (members == null || members.isEmpty()) {
-            throw new IllegalArgumentException("chunk " + index + " has no replicas");
+            throw new IllegalArgumentException("group " + groupId + " has no replicas");
         }
         members = List.copyOf(members);
     }
@@ -24,6 +28,9 @@ public record ChunkRoute(long index, int groupId, long chainVersion, List<Replic
         List<Replica> replicas = g.members().stream()
                 .map(m -> new Replica(m.id(), m.address(), m.live()))
                 .toList();
-        return new ChunkRoute(loc.index(), g.id(), g.chainVersion(), replicas);
+        if (replicas.isEmpty()) {
+            throw new IllegalArgumentException("chunk " + loc.index() + " has no replicas");
+        }
+        return new ChunkRoute(g.id(), g.chainVersion(), replicas);
     }
 }

@@ -92,7 +92,7 @@ class ChunkMapCacheTest {
         ChunkMapCache cache = new ChunkMapCache("v", cluster, Duration.ofSeconds(1));
         ChunkRoute first = cache.allocate(0).get();
         cluster.bumpChain(new GroupInfo(1, 2, cluster.group.members()));
-        ChunkRoute unrelated = new ChunkRoute(0, 1, 99, first.members());
+        ChunkRoute unrelated = new ChunkRoute(1, 99, first.members());
         cache.invalidate(0, unrelated);
         assertEquals(first, cache.lookup(0).get().orElseThrow(), "a different route is not dropped");
         cache.invalidate(0, first);
@@ -101,6 +101,23 @@ class ChunkMapCacheTest {
         cache.invalidate(0, first); // late refusal of the old route: keeps the new one
         assertEquals(second, cache.lookup(0).get().orElseThrow());
         assertEquals(1, cluster.lookups.get());
+    }
+
+    @Test
+    void chunksOfOneGroupShareOneRouteObjectAndAreStillInvalidatedOneByOne() throws Exception {
+        InMemoryCluster cluster = new InMemoryCluster(1 << 20, 3);
+        ChunkMapCache cache = new ChunkMapCache("v", cluster, Duration.ofSeconds(1));
+        ChunkRoute first = cache.allocate(0).get();
+        assertSame(first, cache.allocate(1).get(), "one route object for the group's chunks");
+        assertSame(first, cache.lookup(1).get().orElseThrow());
+        cluster.bumpChain(new GroupInfo(1, 2, cluster.group.members()));
+        cache.invalidate(0, first);
+        ChunkRoute second = cache.lookup(0).get().orElseThrow();
+        assertEquals(2, second.chainVersion());
+        assertSame(first, cache.cachedRoute(1), "chunk 1 keeps its route until it is refused itself");
+        assertSame(second, cache.allocate(2).get(), "a chunk allocated later shares the new route");
+        cache.clear();
+        assertNull(cache.cachedRoute(1));
     }
 
     @Test

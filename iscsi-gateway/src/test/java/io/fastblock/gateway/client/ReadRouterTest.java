@@ -11,7 +11,7 @@ class ReadRouterTest {
     }
 
     private static ChunkRoute chain(Replica... members) {
-        return new ChunkRoute(0, 1, 1, List.of(members));
+        return new ChunkRoute(1, 1, List.of(members));
     }
 
     private final ReadRouter router = new ReadRouter();
