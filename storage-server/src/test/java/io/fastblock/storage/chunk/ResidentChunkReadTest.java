@@ -112,25 +112,42 @@ class ResidentChunkReadTest {
             assertEquals(2, store.residentReads.sum());
         }
     }
+
+    /** A store of real files that keeps at most {@code limit} chunk files mapped. */
+    private ChunkStore limitedStore(int ioThreads, int limit) throws Exception {
+        return new ChunkStore(dir, ioThreads, io.fastblock.storage.io.FileIoFactory.real(), ChunkStore.DEFAULT_FLUSH_INTERVAL, limit);
+    }
+
+    /** Writes chunks (3, 0) .. (3, count - 1), {@code blocks} random blocks each; returns their bytes. */
+    private static byte[][] writeChunks(ChunkStore store, int count, int blocks, int seed) throws Exception {
+        byte[][] data = new byte[count][];
+        for (int i = 0; i < count; i++) {
+            data[i] = random(blocks * BLOCK, seed + i);
+            ChunkChecksumTest.write(store, new ChunkId(3, i), 0, data[i]);
+        }
+        return data;
+    }
+
+    /** Mappings of chunks (3, 0) .. (3, count - 1) in this process. */
+    private long mappedChunkFiles(int count) throws Exception {
+        long mapped = 0;
+        for (int j = 0; j < count; j++) {
+            mapped += Mappings.of(dir.resolve("chunks/3/" + j));
+        }
+        return mapped;
+    }
+
     @Test
     void aStoreKeepsNoMoreChunksMappedThanItsLimit() throws Exception {
         int chunks = 6;
-        byte[][] data = new byte[chunks][];
-        try (ChunkStore store = new ChunkStore(dir, 2, io.fastblock.storage.io.FileIoFactory.real(),
-                ChunkStore.DEFAULT_FLUSH_INTERVAL, 2)) {
-            for (int i = 0; i < chunks; i++) {
-                data[i] = random(64 * BLOCK, 10 + i);
-                ChunkChecksumTest.write(store, new ChunkId(3, i), 0, data[i]);
-            }
+        try (ChunkStore store = limitedStore(2, 2)) {
+            byte[][] data = writeChunks(store, chunks, 64, 10);
             for (int round = 0; round < 2; round++) {
                 for (int i = 0; i < chunks; i++) {
                     ByteBuf read = store.readAsync(new ChunkId(3, i), 0, 64 * BLOCK, PooledByteBufAllocator.DEFAULT)
                             .get(10, TimeUnit.SECONDS);
                     assertArrayEquals(data[i], TestBuffers.drain(read, 64 * BLOCK));
-                    long mapped = 0;
-                    for (int j = 0; j < chunks; j++) {
-                        mapped += Mappings.of(dir.resolve("chunks/3/" + j));
-                    }
+                    long mapped = mappedChunkFiles(chunks);
                     assertTrue(mapped <= 2, "at most 2 chunk files mapped, saw " + mapped);
                 }
             }
@@ -139,16 +156,12 @@ class ResidentChunkReadTest {
             assertEquals(2 * chunks - 2, store.mappings().evictions());
         }
     }
+
     @Test
     void concurrentReadersOfManyChunksLeaveNoUncountedMapping() throws Exception {
         int chunks = 12;
-        byte[][] data = new byte[chunks][];
-        try (ChunkStore store = new ChunkStore(dir, 4, io.fastblock.storage.io.FileIoFactory.real(),
-                ChunkStore.DEFAULT_FLUSH_INTERVAL, 3)) {
-            for (int i = 0; i < chunks; i++) {
-                data[i] = random(32 * BLOCK, 40 + i);
-                ChunkChecksumTest.write(store, new ChunkId(3, i), 0, data[i]);
-            }
+        try (ChunkStore store = limitedStore(4, 3)) {
+            byte[][] data = writeChunks(store, chunks, 32, 40);
             java.util.concurrent.atomic.AtomicReference<Throwable> failed = new java.util.concurrent.atomic.AtomicReference<>();
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
             Thread[] readers = new Thread[4];
@@ -180,10 +193,7 @@ class ResidentChunkReadTest {
             }
             assertTrue(store.residentReads.sum() > 100, "reads were views: " + store.residentReads.sum());
             assertTrue(store.mappings().evictions() > 50, "slots changed hands: " + store.mappings().evictions());
-            long mapped = 0;
-            for (int j = 0; j < chunks; j++) {
-                mapped += Mappings.of(dir.resolve("chunks/3/" + j));
-            }
+            long mapped = mappedChunkFiles(chunks);
             assertEquals(store.mappings().mapped(), mapped, "with every view released, the process maps what the budget counts");
             assertTrue(mapped <= 3);
         }
