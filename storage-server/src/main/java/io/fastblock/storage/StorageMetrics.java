@@ -1,6 +1,8 @@
 package io.fastblock.storage;
 
+import io.fastblock.storage.io.MappingBudget;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,6 +51,17 @@ public final class StorageMetrics {
 
     public MeterRegistry registry() {
         return registry;
+    }
+
+    /**
+     * Meters of the chunk files a store keeps mapped for large reads. Many evictions mean the chunks
+     * read in large reads outnumber {@code --mapped-chunks}: those reads copy.
+     */
+    public void bindMappedChunks(MappingBudget mapped) {
+        Gauge.builder("fastblock.chunk.mapped.files", mapped, MappingBudget::mapped)
+                .description("chunk files mapped for large reads").register(registry);
+        FunctionCounter.builder("fastblock.chunk.mapped.evictions", mapped, MappingBudget::evictions)
+                .description("chunk files unmapped to make room for others").register(registry);
     }
 
     /** Log appends made durable per fsync so far: above 1 means group commit is sharing fsyncs. */

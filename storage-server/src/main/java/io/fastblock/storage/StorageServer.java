@@ -16,7 +16,6 @@ import io.fastblock.storage.chain.ReplicaService;
 import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.integrity.NodeIntegrity;
 import io.fastblock.storage.io.FileIoFactory;
-import io.fastblock.storage.io.MappingBudget;
 import io.fastblock.storage.log.ChunkStoreBase;
 import io.fastblock.storage.log.LogCleaner;
 import io.fastblock.storage.log.LogStore;
@@ -115,12 +114,7 @@ public final class StorageServer implements AutoCloseable {
     private void startUp() throws Exception {
         chunks = new ChunkStore(config.dataDir(), config.ioThreads(), files, config.checkpointInterval(),
                 config.mappedChunks());
-        // Many evictions mean the chunks read in large reads outnumber --mapped-chunks: those reads copy.
-        MappingBudget mapped = chunks.mappings();
-        io.micrometer.core.instrument.Gauge.builder("fastblock.chunk.mapped.files", mapped, MappingBudget::mapped)
-                .description("chunk files mapped for large reads").register(metrics.registry());
-        io.micrometer.core.instrument.FunctionCounter.builder("fastblock.chunk.mapped.evictions", mapped, MappingBudget::evictions)
-                .description("chunk files unmapped to make room for others").register(metrics.registry());
+        metrics.bindMappedChunks(chunks.mappings());
         // The tail reads its log over the in-place chunk files and folds into them when it stops being tail.
         log = LogStore.open(config.dataDir(), config.segmentSize(), metrics, new ChunkStoreBase(chunks), 0,
                 config.logDirectIo() ? files : FileIoFactory.withoutDirectWrites(files));
