@@ -79,6 +79,20 @@ class GatewayConfigTest {
     }
 
     @Test
+    void chunkMapEntriesBoundTheGatewaysCachedChunks() {
+        assertEquals(io.fastblock.gateway.client.ChunkMapBudget.DEFAULT_LIMIT, GatewayConfig.defaults().chunkMapEntries());
+        assertEquals(4096, GatewayConfig.fromArgs("--chunk-map-entries=4096").chunkMapEntries());
+        for (String bad : new String[] {"--chunk-map-entries=1023", "--chunk-map-entries=0", "--chunk-map-entries=-5",
+                "--chunk-map-entries=268435457", "--chunk-map-entries=99999999999"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs(bad));
+            assertTrue(e.getMessage().contains("--chunk-map-entries must be 1024..268435456"), bad + ": " + e.getMessage());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> GatewayConfig.fromArgs("--chunk-map-entries=many"));
+        assertTrue(e.getMessage().contains("chunk-map-entries"), e.getMessage());
+    }
+
+    @Test
     void helpDescribesEveryFlagTheParseReadsAndNoOther() {
         assertEquals("", io.fastblock.protocol.config.CommandLine.helpMismatch(GatewayConfig::from, GatewayConfig.FLAGS));
     }

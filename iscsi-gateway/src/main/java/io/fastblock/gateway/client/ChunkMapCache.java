@@ -11,7 +11,9 @@ import java.util.function.LongSupplier;
  * namenode lookups and allocations; concurrent requests for the same chunk share one namenode
  * call. An "unallocated" answer is kept only for {@code unallocatedTtl} (another gateway may
  * allocate the chunk meanwhile) or until this gateway allocates it. A route a storage node
- * rejected (stale chain, unknown group, not a member) is dropped with {@link #invalidate}.
+ * rejected (stale chain, unknown group, not a member) is dropped with {@link #invalidate}. The
+ * gateway's {@link ChunkMapBudget} bounds the entries of all caches together; a chunk it drops is
+ * asked for again when next used.
  */
 public final class ChunkMapCache {
     private sealed interface Entry permits Allocated, Unallocated {
@@ -27,6 +29,7 @@ public final class ChunkMapCache {
     private final ChunkMapSource source;
     private final long unallocatedTtlNanos;
     private final LongSupplier nanoClock;
+    private final ChunkMapBudget budget;
     private final ConcurrentHashMap<Long, CompletableFuture<Entry>> entries = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, CompletableFuture<ChunkRoute>> allocations = new ConcurrentHashMap<>();
     /**
@@ -35,16 +38,28 @@ public final class ChunkMapCache {
      * bytes measured per chunk before), which matters for volumes of many terabytes.
      */
     private final ConcurrentHashMap<ChunkRoute, CompletableFuture<Entry>> answers = new ConcurrentHashMap<>();
+    /**
+     * Distinct routes kept for sharing. Each chain change adds one per group; past this many the
+     * shared set starts over (entries keep the routes they have), so it cannot grow for ever.
+     */
+    static final int MAX_SHARED_ROUTES = 4096;
 
-    public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl, LongSupplier nanoClock) {
+    public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl, LongSupplier nanoClock,
+                         ChunkMapBudget budget) {
         this.volumeName = volumeName;
         this.source = source;
         this.unallocatedTtlNanos = unallocatedTtl.toNanos();
         this.nanoClock = nanoClock;
+        this.budget = budget;
     }
 
+    public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl, ChunkMapBudget budget) {
+        this(volumeName, source, unallocatedTtl, System::nanoTime, budget);
+    }
+
+    /** A cache with a budget of its own (tests, tools). */
     public ChunkMapCache(String volumeName, ChunkMapSource source, Duration unallocatedTtl) {
-        this(volumeName, source, unallocatedTtl, System::nanoTime);
+        this(volumeName, source, unallocatedTtl, System::nanoTime, new ChunkMapBudget(ChunkMapBudget.DEFAULT_LIMIT));
     }
 
     /** The chunk's route, or empty when the namenode says it is not allocated. Never allocates. */
@@ -52,8 +67,18 @@ public final class ChunkMapCache {
         CompletableFuture<Entry> current = entries.get(index);
         if (current == null || expired(current)) {
             CompletableFuture<Entry> fresh = new CompletableFuture<>();
-            CompletableFuture<Entry> winner = entries.compute(index,
-                    (k, cur) -> cur != null && !expired(cur) ? cur : fresh);
+            boolean[] added = new boolean[1];
+            CompletableFuture<Entry> winner = entries.compute(index, (k, cur) -> {
+                if (cur != null && !expired(cur)) {
+                    return cur;
+                }
+                added[0] = cur == null;
+                return fresh;
+            });
+            if (added[0] && winner == fresh) {
+                // A key already present (an expired answer replaced) has its slot in the budget.
+                budget.admit(this, index);
+            }
             if (winner == fresh) {
                 source.lookupChunk(volumeName, index).whenComplete((loc, err) -> {
                     CompletableFuture<Entry> answer = null;
@@ -114,7 +139,9 @@ public final class ChunkMapCache {
                 fresh.completeExceptionally(bad);
                 return;
             }
-            entries.put(index, answer);
+            if (entries.put(index, answer) == null) {
+                budget.admit(this, index);
+            }
             allocations.remove(index, fresh);
             fresh.complete(((Allocated) answer.join()).route());
         });
@@ -140,16 +167,30 @@ public final class ChunkMapCache {
     public void clear() {
         entries.clear();
         answers.clear();
+        budget.forget(this);
+    }
+
+    /** The budget took chunk {@code index}'s slot back: forget it (an answer in flight still completes its callers). */
+    void evict(long index) {
+        entries.remove(index);
     }
 
     /** The shared completed answer for {@code route}. */
     private CompletableFuture<Entry> answerFor(ChunkRoute route) {
+        if (answers.size() >= MAX_SHARED_ROUTES && !answers.containsKey(route)) {
+            answers.clear();
+        }
         return answers.computeIfAbsent(route, r -> CompletableFuture.completedFuture(new Allocated(r)));
     }
 
     /** Number of chunks with a cached answer (allocated or not); for tests and metrics. */
     public int size() {
         return entries.size();
+    }
+
+    /** Distinct routes kept for sharing; for tests. */
+    int sharedRoutes() {
+        return answers.size();
     }
 
     private boolean expired(CompletableFuture<Entry> f) {

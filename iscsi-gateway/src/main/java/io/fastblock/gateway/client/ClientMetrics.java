@@ -50,6 +50,17 @@ public final class ClientMetrics {
         writeSequential = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "write", "pattern", "sequential");
     }
 
+    /** The gateway-wide chunk-map meters: slots in use (an upper bound of cached chunks) and evictions. */
+    static void bindChunkMaps(MeterRegistry registry, ChunkMapBudget budget) {
+        io.micrometer.core.instrument.Gauge.builder("fastblock.gateway.chunk.map.entries", budget, ChunkMapBudget::slots)
+                .description("chunk-map cache slots in use across all volumes (at most --chunk-map-entries)")
+                .register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("fastblock.gateway.chunk.map.evictions", budget,
+                        ChunkMapBudget::evictions)
+                .description("cached chunks dropped because the chunk-map budget was full")
+                .register(registry);
+    }
+
     private Counter counter(String name, String tag, String value) {
         return registry.counter(name, "volume", volume, tag, value);
     }

@@ -31,6 +31,8 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
     private final int readAheadBytes;
     /** Read-ahead windows of all open volumes: a quarter of {@code --data-memory}. */
     private final ReadAhead.Budget readAheadMemory;
+    /** The chunk-map entries of all this gateway's volumes together. */
+    private final ChunkMapBudget chunkMaps;
     /** Windows a device holds at once: two for each of four sequential streams. */
     static final int READ_AHEAD_WINDOWS = 8;
     /**
@@ -67,6 +69,8 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         this.timers = config.timers();
         this.readAheadBytes = config.readAhead();
         this.readAheadMemory = new ReadAhead.Budget(config.dataMemory() / 4);
+        this.chunkMaps = new ChunkMapBudget(config.chunkMapEntries());
+        ClientMetrics.bindChunkMaps(registry, chunkMaps);
         this.registry = registry;
         this.namenode = new NamenodeClient(config.namenodeUrls(), settings.namenodeTimeout(), settings.httpThreads());
         this.storage = new StorageClient(settings.requestTimeout(), settings.ioThreads());
@@ -190,7 +194,7 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
 
     /** A block device for a volume already described by the namenode; its writes take the volume's write lease. */
     public FastVolume volume(VolumeInfo info) {
-        VolumeWatch watch = new VolumeWatch(namenode, info.name(), settings.unallocatedTtl());
+        VolumeWatch watch = new VolumeWatch(namenode, info.name(), settings.unallocatedTtl(), chunkMaps);
         // Every map names its layer: an allocation for a layer a snapshot sealed is refused (STALE_LAYER).
         FastVolume v = new FastVolume(info, watch.cache(info.topLayer(), true), storage, settings,
                 new ClientMetrics(registry, info.name()), PooledByteBufAllocator.DEFAULT, namenode.executor());

@@ -12,11 +12,13 @@ final class VolumeWatch implements LayerSource {
     private final NamenodeClient namenode;
     private final String volume;
     private final Duration unallocatedTtl;
+    private final ChunkMapBudget budget;
 
-    VolumeWatch(NamenodeClient namenode, String volume, Duration unallocatedTtl) {
+    VolumeWatch(NamenodeClient namenode, String volume, Duration unallocatedTtl, ChunkMapBudget budget) {
         this.namenode = namenode;
         this.volume = volume;
         this.unallocatedTtl = unallocatedTtl;
+        this.budget = budget;
     }
 
     @Override
@@ -40,6 +42,6 @@ final class VolumeWatch implements LayerSource {
                 }
                 return namenode.allocateChunk(volumeName, index, layer);
             }
-        }, unallocatedTtl);
+        }, unallocatedTtl, budget);
     }
 }

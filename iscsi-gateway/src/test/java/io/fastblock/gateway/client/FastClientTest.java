@@ -180,4 +180,45 @@ class FastClientTest {
         back.release();
         assertEquals(1.0, registry.counter("fastblock.gateway.retries", "volume", "vol2", "reason", "connection").count());
     }
+
+    @Test
+    void chunksDroppedFromAFullChunkMapAreAskedForAgainAndKeepTheirData() throws Exception {
+        namenode.addVolume("big", 7, 2048L * CHUNK, CHUNK);
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        try (FastClient small = new FastClient(GatewayConfig.fromArgs("--namenode=" + namenode.url(),
+                "--chunk-map-entries=1024", "--read-ahead=0"), meters)) {
+            FastVolume big = get(small.openVolume("big"));
+            FastVolume other = get(small.openVolume("vol1"));
+            byte[] data = new byte[8192];
+            new Random(3).nextBytes(data);
+            ByteBuf buf = Unpooled.directBuffer(data.length).writeBytes(data);
+            get(big.write(CHUNK - 4096, buf)); // the ends of chunks 0 and 1
+            get(other.write(0, buf.readerIndex(0)));
+            buf.release();
+            // One block of each of 1 100 chunks: more than the two volumes may keep together.
+            for (long chunk = 2; chunk < 1102; chunk++) {
+                ByteBuf zeros = get(big.read(chunk * CHUNK, 4096));
+                assertEquals(-1, zeros.forEachByte(b -> b == 0), "chunk " + chunk);
+                zeros.release();
+            }
+            assertEquals(1024.0, meters.get("fastblock.gateway.chunk.map.entries").gauge().value());
+            assertTrue(meters.get("fastblock.gateway.chunk.map.evictions").functionCounter().count() >= 1100 + 3 - 1024);
+            assertTrue(big.chunkMap().size() + other.chunkMap().size() <= 1024);
+            assertEquals(null, big.chunkMap().cachedRoute(0), "the first chunks were dropped");
+            for (FastVolume v : List.of(big, other)) {
+                long at = v == big ? CHUNK - 4096 : 0;
+                ByteBuf back = get(v.read(at, data.length));
+                assertArrayEquals(data, ByteBufUtil.getBytes(back), v.name());
+                back.release();
+            }
+            ByteBuf again = Unpooled.directBuffer(4096).writeBytes(data, 4096, 4096);
+            get(big.write(CHUNK - 4096, again)); // chunk 0 allocated again: the namenode's answer is its old place
+            again.release();
+            ByteBuf back = get(big.read(CHUNK - 4096, data.length));
+            byte[] expected = data.clone();
+            System.arraycopy(data, 4096, expected, 0, 4096);
+            assertArrayEquals(expected, ByteBufUtil.getBytes(back));
+            back.release();
+        }
+    }
 }

@@ -120,7 +120,8 @@ class FastVolumeTest {
     void unallocatedAnswerExpires() throws Exception {
         long[] now = {0};
         VolumeInfo info = new VolumeInfo(42, "vol1", SIZE, 512, CHUNK, "iqn", "available", "", 0);
-        ChunkMapCache cache = new ChunkMapCache("vol1", cluster, Duration.ofMillis(100), () -> now[0]);
+        ChunkMapCache cache = new ChunkMapCache("vol1", cluster, Duration.ofMillis(100), () -> now[0],
+                new ChunkMapBudget(ChunkMapBudget.DEFAULT_LIMIT));
         FastVolume v = new FastVolume(info, cache, cluster, settings, new ClientMetrics(registry, "vol1"),
                 PooledByteBufAllocator.DEFAULT, Runnable::run);
         v.read(0, 512).get().release();
