@@ -25,9 +25,12 @@ import java.util.Locale;
  * @param chunkMapEntries {@code --chunk-map-entries}: chunk routes all open volumes together keep cached
  *                       ({@code client.ChunkMapBudget}); past it the oldest is dropped and asked for again
  *                       when next used (default 262144: 16 TiB of 64 MiB chunks, 22 MiB of heap measured when full)
+ * @param metricsPort    {@code --metrics-port}: TCP port on {@code listenHost} of {@code GET /metrics} (the
+ *                       gateway's and its JVM's meters in Prometheus' text format); 0, the default, serves none
  */
 public record GatewayConfig(String listenHost, int iscsiPort, String portalAddress, List<String> namenodeUrls,
-                            int queueDepth, Timers timers, long dataMemory, int readAhead, int chunkMapEntries) {
+                            int queueDepth, Timers timers, long dataMemory, int readAhead, int chunkMapEntries,
+                            int metricsPort) {
     /** Default {@code --read-ahead}: 32 reads of 4 KiB per storage request. */
     public static final int DEFAULT_READ_AHEAD = 128 << 10;
     /** Smallest non-zero {@code --read-ahead}: sequential reads of up to a quarter of it trigger it. */
@@ -55,6 +58,10 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         if (readAhead != 0 && (readAhead < MIN_READ_AHEAD || readAhead > MAX_READ_AHEAD || readAhead % 4096 != 0)) {
             throw new IllegalArgumentException("--read-ahead must be 0 or a multiple of 4K in "
                     + MIN_READ_AHEAD / 1024 + "K.." + MAX_READ_AHEAD / 1024 + "K, got " + readAhead);
+        }
+        if (metricsPort < 0 || metricsPort > 65535) {
+            throw new IllegalArgumentException("--metrics-port must be 0..65535 (0: no metrics endpoint), got "
+                    + metricsPort);
         }
         if (chunkMapEntries < MIN_CHUNK_MAP_ENTRIES || chunkMapEntries > MAX_CHUNK_MAP_ENTRIES) {
             throw new IllegalArgumentException("--chunk-map-entries must be " + MIN_CHUNK_MAP_ENTRIES + ".."
@@ -140,6 +147,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
                     + " them before it sleeps; 0: no polling"),
             java.util.Map.entry("read-ahead", "bytes each storage read fetches ahead of a volume's small sequential"
                     + " reads, 0: none"),
+            java.util.Map.entry("metrics-port", "TCP port on the listen address of GET /metrics (Prometheus text"
+                    + " format); 0: none"),
             java.util.Map.entry("chunk-map-entries", "chunk routes all open volumes together keep cached; past it the"
                     + " oldest is asked for again when next used"));
 
@@ -161,6 +170,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         String mem = cl.given("data-memory", null);
         long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
         long readAhead = ByteSize.parseOrZero("read-ahead", cl.get("read-ahead", ByteSize.format(DEFAULT_READ_AHEAD)));
+        int metricsPort = cl.getInt("metrics-port", 0);
         long chunkMapEntries = cl.getLong("chunk-map-entries", io.fastblock.gateway.client.ChunkMapBudget.DEFAULT_LIMIT);
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
@@ -173,7 +183,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         }
         return new GatewayConfig(host, port, portal,
                 Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers, dataMemory,
-                (int) Math.min(readAhead, Integer.MAX_VALUE), (int) Math.max(Integer.MIN_VALUE, Math.min(chunkMapEntries, Integer.MAX_VALUE)));
+                (int) Math.min(readAhead, Integer.MAX_VALUE), (int) Math.max(Integer.MIN_VALUE, Math.min(chunkMapEntries, Integer.MAX_VALUE)), metricsPort);
     }
 
     private static Duration duration(CommandLine cl, String name, Duration defaultValue) {

@@ -93,6 +93,16 @@ class GatewayConfigTest {
     }
 
     @Test
+    void metricsPortIsOffUnlessGiven() {
+        assertEquals(0, GatewayConfig.defaults().metricsPort());
+        assertEquals(9560, GatewayConfig.fromArgs("--metrics-port=9560").metricsPort());
+        for (String bad : new String[] {"--metrics-port=-1", "--metrics-port=65536"}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs(bad));
+            assertTrue(e.getMessage().contains("--metrics-port must be 0..65535"), bad + ": " + e.getMessage());
+        }
+    }
+
+    @Test
     void helpDescribesEveryFlagTheParseReadsAndNoOther() {
         assertEquals("", io.fastblock.protocol.config.CommandLine.helpMismatch(GatewayConfig::from, GatewayConfig.FLAGS));
     }

@@ -54,10 +54,13 @@ class LocalClusterIT {
     private static LocalCluster cluster;
     private static byte[] pattern;
     private static Path patternFile;
+    private static int metricsPort;
 
     @BeforeAll
     static void up() throws Exception {
-        config = TestClusters.onFreePorts(dir.resolve("var"), "--chunk-size=16M", "--demo-size=1G");
+        metricsPort = FreePorts.consecutive(1);
+        config = TestClusters.onFreePorts(dir.resolve("var"), "--chunk-size=16M", "--demo-size=1G",
+                "--gateway-args=--metrics-port=" + metricsPort);
         cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
         pattern = new byte[(int) (DATA_MIB * MIB)];
         new Random(20261121).nextBytes(pattern);
@@ -207,6 +210,45 @@ class LocalClusterIT {
     private static void createExported(NamenodeAdmin admin, String name, String size) throws Exception {
         assertEquals(201, admin.createVolume(name, size, "16M").status());
         assertEquals(201, admin.createOpenExport(name).status());
+    }
+
+    /**
+     * The gateway's meters, scraped as Prometheus would: the stream classifier's verdicts and where
+     * the reads went, for random reads of the load generator and a sequential read by qemu-img.
+     */
+    @Test
+    @Order(9)
+    void theGatewayServesItsMetricsAndTheyShowHowReadsWereClassified() throws Exception {
+        Report r = LoadGenerator.run(JobSpec.parse("--url", cluster.iscsiUrl("e2e"), "--rw", "randread", "--bs", "4k",
+                "--iodepth", "8", "--span", "64M", "--runtime", "2s", "--ramp", "0s", "--seed", "9"));
+        assertEquals(0, r.errors(), r.table());
+        assertVolumeHoldsPattern("e2e"); // qemu-img reads the volume from start to end
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.http.HttpResponse<String> scrape = http.send(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, scrape.statusCode());
+        String body = scrape.body();
+        double random = sample(body, "fastblock_gateway_requests_total{op=\"read\",pattern=\"random\",volume=\"e2e\"}");
+        double sequential = sample(body, "fastblock_gateway_requests_total{op=\"read\",pattern=\"sequential\",volume=\"e2e\"}");
+        assertTrue(random >= r.total(true).ios() / 2.0, "random reads counted: " + random + " of " + r.total(true).ios());
+        assertTrue(sequential > 10, "qemu-img's read of the written 64 MiB counted as sequential: " + sequential);
+        double head = sample(body, "fastblock_gateway_reads_total{route=\"head\",volume=\"e2e\"}");
+        double middle = sample(body, "fastblock_gateway_reads_total{route=\"middle\",volume=\"e2e\"}");
+        System.out.printf("gateway metrics: %.0f random and %.0f sequential reads of e2e; %.0f to the head, %.0f to the middle%n",
+                random, sequential, head, middle);
+        assertTrue(head > 0 && middle > 0, "reads to the head " + head + ", to the middle " + middle);
+        assertTrue(body.contains("jvm_buffer_memory_used_bytes{id=\"direct\"}"), "the JVM's direct memory is there too");
+    }
+
+    /** The value of one series in a Prometheus text scrape. */
+    private static double sample(String scrape, String series) {
+        for (String line : scrape.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim());
+            }
+        }
+        throw new AssertionError("no " + series + " in the scrape:\n" + scrape);
     }
 
     private void assertVolumeHoldsPattern(String volume) throws Exception {
