@@ -40,7 +40,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
 
     /** Smallest {@code --chunk-map-entries}: fewer would send most I/O of a few busy volumes to the namenode. */
     public static final int MIN_CHUNK_MAP_ENTRIES = 1024;
-    /** Largest {@code --chunk-map-entries}: about 20 GiB of heap. */
+    /** Largest {@code --chunk-map-entries}: about 22 GiB of heap when full. */
     public static final int MAX_CHUNK_MAP_ENTRIES = 1 << 28;
 
     /** Smallest {@code --data-memory}: one 1 MiB command at a time. */
@@ -63,10 +63,15 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
             throw new IllegalArgumentException("--metrics-port must be 0..65535 (0: no metrics endpoint), got "
                     + metricsPort);
         }
-        if (chunkMapEntries < MIN_CHUNK_MAP_ENTRIES || chunkMapEntries > MAX_CHUNK_MAP_ENTRIES) {
+        checkChunkMapEntries(chunkMapEntries);
+    }
+
+    private static int checkChunkMapEntries(long entries) {
+        if (entries < MIN_CHUNK_MAP_ENTRIES || entries > MAX_CHUNK_MAP_ENTRIES) {
             throw new IllegalArgumentException("--chunk-map-entries must be " + MIN_CHUNK_MAP_ENTRIES + ".."
-                    + MAX_CHUNK_MAP_ENTRIES + ", got " + chunkMapEntries);
+                    + MAX_CHUNK_MAP_ENTRIES + ", got " + entries);
         }
+        return (int) entries;
     }
 
     /**
@@ -171,7 +176,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         long dataMemory = mem == null ? defaultDataMemory() : ByteSize.parse("data-memory", mem);
         long readAhead = ByteSize.parseOrZero("read-ahead", cl.get("read-ahead", ByteSize.format(DEFAULT_READ_AHEAD)));
         int metricsPort = cl.getInt("metrics-port", 0);
-        long chunkMapEntries = cl.getLong("chunk-map-entries", io.fastblock.gateway.client.ChunkMapBudget.DEFAULT_LIMIT);
+        int chunkMapEntries = checkChunkMapEntries(
+                cl.getLong("chunk-map-entries", io.fastblock.gateway.client.ChunkMapBudget.DEFAULT_LIMIT));
         Timers d = Timers.DEFAULTS;
         Timers timers = new Timers(duration(cl, "request-timeout", d.requestTimeout()),
                 duration(cl, "retry-budget", d.retryBudget()), duration(cl, "nop-interval", d.nopInterval()),
@@ -183,7 +189,7 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
         }
         return new GatewayConfig(host, port, portal,
                 Arrays.stream(urls.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList(), qd, timers, dataMemory,
-                (int) Math.min(readAhead, Integer.MAX_VALUE), (int) Math.max(Integer.MIN_VALUE, Math.min(chunkMapEntries, Integer.MAX_VALUE)), metricsPort);
+                (int) Math.min(readAhead, Integer.MAX_VALUE), chunkMapEntries, metricsPort);
     }
 
     private static Duration duration(CommandLine cl, String name, Duration defaultValue) {

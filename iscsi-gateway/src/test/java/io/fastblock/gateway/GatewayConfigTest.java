@@ -85,7 +85,8 @@ class GatewayConfigTest {
         for (String bad : new String[] {"--chunk-map-entries=1023", "--chunk-map-entries=0", "--chunk-map-entries=-5",
                 "--chunk-map-entries=268435457", "--chunk-map-entries=99999999999"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> GatewayConfig.fromArgs(bad));
-            assertTrue(e.getMessage().contains("--chunk-map-entries must be 1024..268435456"), bad + ": " + e.getMessage());
+            assertTrue(e.getMessage().contains("--chunk-map-entries must be 1024..268435456, got "
+                    + bad.substring(bad.indexOf('=') + 1)), bad + ": " + e.getMessage());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> GatewayConfig.fromArgs("--chunk-map-entries=many"));

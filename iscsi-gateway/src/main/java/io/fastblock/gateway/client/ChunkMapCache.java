@@ -165,9 +165,11 @@ public final class ChunkMapCache {
      * chunks or seen chains change, so nothing cached here is trusted any more.
      */
     public void clear() {
+        // Slots first: an entry added meanwhile then keeps the slot it takes (one taken back after
+        // its entry was added would leave that entry outside the bound).
+        budget.forget(this);
         entries.clear();
         answers.clear();
-        budget.forget(this);
     }
 
     /** The budget took chunk {@code index}'s slot back: forget it (an answer in flight still completes its callers). */
