@@ -237,7 +237,14 @@ class LocalClusterIT {
         double middle = sample(body, "fastblock_gateway_reads_total{route=\"middle\",volume=\"e2e\"}");
         System.out.printf("gateway metrics: %.0f random and %.0f sequential reads of e2e; %.0f to the head, %.0f to the middle%n",
                 random, sequential, head, middle);
+        System.out.println(body.lines().filter(l -> l.startsWith("fastblock_gateway_latency_seconds")
+                && l.contains("op=\"read\",volume=\"e2e\"")).collect(java.util.stream.Collectors.joining("\n")));
         assertTrue(head > 0 && middle > 0, "reads to the head " + head + ", to the middle " + middle);
+        double timed = sample(body, "fastblock_gateway_latency_seconds_count{op=\"read\",volume=\"e2e\"}");
+        double underAMillisecond = sample(body,
+                "fastblock_gateway_latency_seconds_bucket{op=\"read\",volume=\"e2e\",le=\"0.001\"}");
+        assertTrue(timed >= random + sequential, "every read timed: " + timed);
+        assertTrue(underAMillisecond > 0 && underAMillisecond <= timed, "reads under 1 ms: " + underAMillisecond);
         assertTrue(body.contains("jvm_buffer_memory_used_bytes{id=\"direct\"}"), "the JVM's direct memory is there too");
     }
 

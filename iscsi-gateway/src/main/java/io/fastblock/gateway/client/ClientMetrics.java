@@ -2,6 +2,9 @@ package io.fastblock.gateway.client;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Per-volume counters of the FAST client, counted per storage request (a volume request spanning
@@ -11,7 +14,10 @@ import io.micrometer.core.instrument.MeterRegistry;
  * is sent after all and counted again by its route),
  * {@code fastblock.gateway.writes} / {@code .write.bytes} tagged route=head,
  * {@code fastblock.gateway.requests} tagged op and pattern=random|sequential (per volume request),
- * {@code fastblock.gateway.retries} tagged reason; all tagged volume.
+ * {@code fastblock.gateway.retries} tagged reason; all tagged volume. And per volume request,
+ * {@code fastblock.gateway.latency} tagged op=read|write: from the gateway's call on the volume to its
+ * answer (storage, retries, a lease to take; not the QoS wait before it), with fixed buckets so a
+ * scraper can tell each volume's tail latency.
  */
 public final class ClientMetrics {
     private final Counter readsHead;
@@ -28,6 +34,13 @@ public final class ClientMetrics {
     private final Counter readSequential;
     private final Counter writeRandom;
     private final Counter writeSequential;
+    private final Timer readLatency;
+    private final Timer writeLatency;
+    /** Latency buckets: a few per decade from a page-cache read to the initiator's 15 s abort. */
+    static final Duration[] LATENCY_BUCKETS = {Duration.ofNanos(100_000), Duration.ofNanos(250_000),
+        Duration.ofNanos(500_000), Duration.ofMillis(1), Duration.ofNanos(2_500_000), Duration.ofMillis(5),
+        Duration.ofMillis(10), Duration.ofMillis(25), Duration.ofMillis(50), Duration.ofMillis(100),
+        Duration.ofMillis(250), Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(15)};
     private final MeterRegistry registry;
     private final String volume;
 
@@ -48,6 +61,24 @@ public final class ClientMetrics {
         readSequential = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "read", "pattern", "sequential");
         writeRandom = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "write", "pattern", "random");
         writeSequential = registry.counter("fastblock.gateway.requests", "volume", volume, "op", "write", "pattern", "sequential");
+        readLatency = latency(registry, volume, "read");
+        writeLatency = latency(registry, volume, "write");
+    }
+
+    private static Timer latency(MeterRegistry registry, String volume, String op) {
+        return Timer.builder("fastblock.gateway.latency").tags("volume", volume, "op", op)
+                .description("a volume request's time in the gateway's client, to its answer")
+                .serviceLevelObjectives(LATENCY_BUCKETS)
+                .register(registry);
+    }
+
+    /** A volume read that started at {@code startNanos} ({@link System#nanoTime()}) was answered. */
+    void readDone(long startNanos) {
+        readLatency.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
+    }
+
+    void writeDone(long startNanos) {
+        writeLatency.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     /** The gateway-wide chunk-map meters: slots in use (an upper bound of cached chunks) and evictions. */

@@ -242,7 +242,7 @@ public final class FastVolume implements BlockDevice {
         readAhead = new ReadAhead(windowBytes, maxWindows, maxAge.toNanos(), budget, () -> info.size(), (o, l) -> {
             DeviceException refused = refuse(o, l);
             return refused != null ? CompletableFuture.failedFuture(refused)
-                    : readThrough(o, l, AccessPattern.SEQUENTIAL);
+                    : readThrough(o, l, AccessPattern.SEQUENTIAL, System.nanoTime(), false);
         });
         mutationListener = mutations;
         if (old != null) {
@@ -306,6 +306,7 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(alloc.buffer(0));
         }
+        long start = System.nanoTime();
         AccessPattern pattern = readStreams.classify(offset, length);
         metrics.classified(true, pattern);
         ReadAhead ra = readAhead;
@@ -313,18 +314,21 @@ public final class FastVolume implements BlockDevice {
             CompletableFuture<ByteBuf> early = ra.read(offset, length, pattern == AccessPattern.SEQUENTIAL);
             if (early != null) {
                 metrics.readAhead(length);
-                return early;
+                return early.whenComplete((buf, failure) -> metrics.readDone(start));
             }
         }
-        return readThrough(offset, length, pattern);
+        return readThrough(offset, length, pattern, start, true);
     }
 
-    /** A read from the storage servers (or zeros for unallocated chunks), without the read-ahead. */
-    private CompletableFuture<ByteBuf> readThrough(long offset, int length, AccessPattern pattern) {
+    /**
+     * A read from the storage servers (or zeros for unallocated chunks), without the read-ahead;
+     * {@code timed}: a volume read, whose latency is recorded from {@code start}.
+     */
+    private CompletableFuture<ByteBuf> readThrough(long offset, int length, AccessPattern pattern, long start,
+                                                   boolean timed) {
         List<ChunkSlice> slices = ChunkSlice.split(offset, length, info.chunkSize(), settings.maxRequestBytes());
         @SuppressWarnings("unchecked")
         CompletableFuture<ByteBuf>[] parts = new CompletableFuture[slices.size()];
-        long start = System.nanoTime();
         LayerStack st = layers;
         for (int i = 0; i < parts.length; i++) {
             ChunkSlice s = slices.get(i);
@@ -334,6 +338,9 @@ public final class FastVolume implements BlockDevice {
         }
         CompletableFuture<ByteBuf> result = new CompletableFuture<>();
         CompletableFuture.allOf(parts).whenComplete((ignored, anyFailure) -> {
+            if (timed) {
+                metrics.readDone(start);
+            }
             if (anyFailure != null) {
                 for (CompletableFuture<ByteBuf> p : parts) {
                     if (!p.isCompletedExceptionally()) {
@@ -366,8 +373,12 @@ public final class FastVolume implements BlockDevice {
         if (length == 0) {
             return CompletableFuture.completedFuture(null);
         }
+        long start = System.nanoTime();
         return underWriteLease(data, () -> writeWithEpoch(offset, data, length))
-                .whenComplete((ok, failure) -> changed(offset, length));
+                .whenComplete((ok, failure) -> {
+                    changed(offset, length);
+                    metrics.writeDone(start);
+                });
     }
 
     /**

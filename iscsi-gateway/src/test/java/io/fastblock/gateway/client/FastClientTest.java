@@ -221,4 +221,32 @@ class FastClientTest {
             back.release();
         }
     }
+
+    @Test
+    void everyVolumeReadAndWriteIsTimedInTheVolumesBuckets() throws Exception {
+        FastVolume dev = get(client.openVolume("vol2"));
+        for (int i = 0; i < 3; i++) {
+            ByteBuf buf = Unpooled.directBuffer(4096).writeZero(4096);
+            get(dev.write(i * 4096L, buf));
+            buf.release();
+        }
+        for (int i = 0; i < 5; i++) {
+            get(dev.read(i * 8192L, 8192)).release();
+        }
+        assertThrows(ExecutionException.class, () -> get(dev.read(4L * CHUNK, 512)), "beyond the end: refused, not timed");
+        io.micrometer.core.instrument.Timer reads = registry.get("fastblock.gateway.latency")
+                .tags("volume", "vol2", "op", "read").timer();
+        io.micrometer.core.instrument.Timer writes = registry.get("fastblock.gateway.latency")
+                .tags("volume", "vol2", "op", "write").timer();
+        assertEquals(5, reads.count());
+        assertEquals(3, writes.count());
+        assertTrue(reads.totalTime(TimeUnit.NANOSECONDS) > 0 && writes.totalTime(TimeUnit.NANOSECONDS) > 0);
+        io.micrometer.core.instrument.distribution.CountAtBucket[] buckets = writes.takeSnapshot().histogramCounts();
+        assertEquals(ClientMetrics.LATENCY_BUCKETS.length, buckets.length);
+        assertEquals(3.0, buckets[buckets.length - 1].count(), "all within 15 s");
+        get(client.openVolume("vol1")).read(0, 512).get(10, TimeUnit.SECONDS).release();
+        assertEquals(1, registry.get("fastblock.gateway.latency").tags("volume", "vol1", "op", "read").timer().count(),
+                "another volume's reads have a timer of their own");
+        assertEquals(5, reads.count());
+    }
 }
