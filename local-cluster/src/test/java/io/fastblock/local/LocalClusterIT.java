@@ -219,6 +219,11 @@ class LocalClusterIT {
     @Test
     @Order(9)
     void theGatewayServesItsMetricsAndTheyShowHowReadsWereClassified() throws Exception {
+        // A volume's meters live while a session has it open: this one holds it across the reads and the scrape.
+        io.fastblock.bench.initiator.IscsiInitiator holder = new io.fastblock.bench.initiator.IscsiInitiator(1,
+                io.fastblock.bench.initiator.IscsiInitiator.DEFAULT_NAME);
+        io.fastblock.bench.initiator.IscsiSession held = holder.login(
+                io.fastblock.bench.initiator.IscsiUrl.parse(cluster.iscsiUrl("e2e")), 10_000).get(30, java.util.concurrent.TimeUnit.SECONDS);
         Report r = LoadGenerator.run(JobSpec.parse("--url", cluster.iscsiUrl("e2e"), "--rw", "randread", "--bs", "4k",
                 "--iodepth", "8", "--span", "64M", "--runtime", "2s", "--ramp", "0s", "--seed", "9"));
         assertEquals(0, r.errors(), r.table());
@@ -246,6 +251,17 @@ class LocalClusterIT {
         assertTrue(timed >= random + sequential, "every read timed: " + timed);
         assertTrue(underAMillisecond > 0 && underAMillisecond <= timed, "reads under 1 ms: " + underAMillisecond);
         assertTrue(body.contains("jvm_buffer_memory_used_bytes{id=\"direct\"}"), "the JVM's direct memory is there too");
+
+        held.logout(10_000).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        holder.close();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        String after;
+        do {
+            Thread.sleep(100);
+            after = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort
+                    + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        } while (after.contains("volume=\"e2e\"") && System.nanoTime() < deadline);
+        assertFalse(after.contains("volume=\"e2e\""), "the last session ended: the volume's meters went with it");
     }
 
     /** The value of one series in a Prometheus text scrape. */

@@ -81,6 +81,20 @@ public final class ClientMetrics {
         writeLatency.record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
+    /**
+     * Takes every {@code fastblock.gateway.*} meter of this volume out of the registry: the last device
+     * of the volume on this gateway closed. Without it a gateway would keep the meters (and serve them) of
+     * every volume it ever opened.
+     */
+    void remove() {
+        for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
+            io.micrometer.core.instrument.Meter.Id id = m.getId();
+            if (id.getName().startsWith("fastblock.gateway.") && volume.equals(id.getTag("volume"))) {
+                registry.remove(m);
+            }
+        }
+    }
+
     /** The gateway-wide chunk-map meters: slots in use (an upper bound of cached chunks) and evictions. */
     static void bindChunkMaps(MeterRegistry registry, ChunkMapBudget budget) {
         io.micrometer.core.instrument.Gauge.builder("fastblock.gateway.chunk.map.entries", budget, ChunkMapBudget::slots)

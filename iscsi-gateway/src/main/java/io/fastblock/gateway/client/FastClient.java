@@ -197,10 +197,19 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
         VolumeWatch watch = new VolumeWatch(namenode, info.name(), settings.unallocatedTtl(), chunkMaps);
         // Every map names its layer: an allocation for a layer a snapshot sealed is refused (STALE_LAYER).
         FastVolume v = new FastVolume(info, watch.cache(info.topLayer(), true), storage, settings,
-                new ClientMetrics(registry, info.name()), PooledByteBufAllocator.DEFAULT, namenode.executor());
+                acquireMetrics(info.name()), PooledByteBufAllocator.DEFAULT, namenode.executor());
         v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost, timers.leaseRenewal()));
         QosRegistry.Handle limits = qos.acquire(info.name());
-        v.useAdmission(limits.throttle(), limits);
+        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+        v.useAdmission(limits.throttle(), () -> {
+            if (released.compareAndSet(false, true)) {
+                try {
+                    limits.close();
+                } finally {
+                    releaseMetrics(info.name(), v);
+                }
+            }
+        });
         v.useLayers(watch);
         if (readAheadBytes > 0) {
             // A change through one device of the volume (another session, a multipath path) drops what
@@ -217,12 +226,53 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
                 }
             });
         }
-        open.computeIfAbsent(info.name(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(v);
+        synchronized (metricsByVolume) { // with releaseMetrics, which drops the set once empty
+            open.computeIfAbsent(info.name(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(v);
+        }
         return v;
     }
 
     /** Open devices by volume name: they get every fresh record the QoS poll reads. */
     private final java.util.Map<String, java.util.Set<FastVolume>> open = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** One volume's meters, shared by its open devices on this gateway (sessions, multipath paths). */
+    private static final class SharedMetrics {
+        final ClientMetrics metrics;
+        int devices;
+
+        SharedMetrics(ClientMetrics metrics) {
+            this.metrics = metrics;
+        }
+    }
+
+    private final java.util.Map<String, SharedMetrics> metricsByVolume = new java.util.HashMap<>();
+
+    private ClientMetrics acquireMetrics(String volume) {
+        synchronized (metricsByVolume) {
+            SharedMetrics shared = metricsByVolume.computeIfAbsent(volume,
+                    n -> new SharedMetrics(new ClientMetrics(registry, n)));
+            shared.devices++;
+            return shared.metrics;
+        }
+    }
+
+    /** {@code device} closed: when it was the volume's last on this gateway, its meters go. */
+    private void releaseMetrics(String volume, FastVolume device) {
+        synchronized (metricsByVolume) {
+            java.util.Set<FastVolume> devices = open.get(volume);
+            if (devices != null) {
+                devices.remove(device);
+                if (devices.isEmpty()) {
+                    open.remove(volume, devices);
+                }
+            }
+            SharedMetrics shared = metricsByVolume.get(volume);
+            if (shared != null && --shared.devices == 0) {
+                metricsByVolume.remove(volume);
+                shared.metrics.remove();
+            }
+        }
+    }
 
     /**
      * Reads a volume's record (every {@code --qos-poll} while it is open): its QoS goes to the

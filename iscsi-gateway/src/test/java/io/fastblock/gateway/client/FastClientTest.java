@@ -249,4 +249,31 @@ class FastClientTest {
                 "another volume's reads have a timer of their own");
         assertEquals(5, reads.count());
     }
+
+    @Test
+    void aVolumesMetersStayWhileADeviceOfItIsOpenAndGoWithTheLast() throws Exception {
+        FastVolume one = get(client.openVolume("vol1"));
+        FastVolume two = get(client.openVolume("vol1")); // a second session, or a multipath path
+        FastVolume other = get(client.openVolume("vol2"));
+        get(one.read(0, 512)).release();
+        get(two.read(0, 512)).release();
+        get(other.read(0, 512)).release();
+        java.util.function.Supplier<io.micrometer.core.instrument.Timer> vol1Reads = () -> registry
+                .find("fastblock.gateway.latency").tags("volume", "vol1", "op", "read").timer();
+        assertEquals(2, vol1Reads.get().count(), "both devices count into the volume's meters");
+        one.close();
+        one.close(); // closing twice releases once
+        get(two.read(0, 512)).release();
+        assertEquals(3, vol1Reads.get().count(), "the volume is still open through the other device");
+        two.close();
+        assertEquals(null, vol1Reads.get());
+        assertTrue(registry.getMeters().stream().noneMatch(m -> "vol1".equals(m.getId().getTag("volume"))),
+                "no meter of vol1 is left");
+        assertEquals(1, registry.get("fastblock.gateway.latency").tags("volume", "vol2", "op", "read").timer().count());
+        FastVolume again = get(client.openVolume("vol1"));
+        get(again.read(0, 512)).release();
+        assertEquals(1, vol1Reads.get().count(), "opened again: counted afresh");
+        again.close();
+        other.close();
+    }
 }
