@@ -11,6 +11,9 @@ import io.fastblock.bench.JobSpec;
 import io.fastblock.bench.LoadGenerator;
 import io.fastblock.bench.Report;
 import io.fastblock.bench.VolumeResult;
+import io.fastblock.bench.initiator.IscsiInitiator;
+import io.fastblock.bench.initiator.IscsiSession;
+import io.fastblock.bench.initiator.IscsiUrl;
 import io.fastblock.protocol.ChainAddress;
 import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Iqn;
@@ -20,6 +23,10 @@ import io.fastblock.protocol.codec.BufferPoolDefaults;
 import io.netty.buffer.ByteBufUtil;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -28,6 +35,8 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -220,20 +229,13 @@ class LocalClusterIT {
     @Order(9)
     void theGatewayServesItsMetricsAndTheyShowHowReadsWereClassified() throws Exception {
         // A volume's meters live while a session has it open: this one holds it across the reads and the scrape.
-        io.fastblock.bench.initiator.IscsiInitiator holder = new io.fastblock.bench.initiator.IscsiInitiator(1,
-                io.fastblock.bench.initiator.IscsiInitiator.DEFAULT_NAME);
-        io.fastblock.bench.initiator.IscsiSession held = holder.login(
-                io.fastblock.bench.initiator.IscsiUrl.parse(cluster.iscsiUrl("e2e")), 10_000).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        IscsiInitiator holder = new IscsiInitiator(1, IscsiInitiator.DEFAULT_NAME);
+        IscsiSession held = holder.login(IscsiUrl.parse(cluster.iscsiUrl("e2e")), 10_000).get(30, TimeUnit.SECONDS);
         Report r = LoadGenerator.run(JobSpec.parse("--url", cluster.iscsiUrl("e2e"), "--rw", "randread", "--bs", "4k",
                 "--iodepth", "8", "--span", "64M", "--runtime", "2s", "--ramp", "0s", "--seed", "9"));
         assertEquals(0, r.errors(), r.table());
         assertVolumeHoldsPattern("e2e"); // qemu-img reads the volume from start to end
-        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-        java.net.http.HttpResponse<String> scrape = http.send(java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofString());
-        assertEquals(200, scrape.statusCode());
-        String body = scrape.body();
+        String body = scrapeGateway();
         double random = sample(body, "fastblock_gateway_requests_total{op=\"read\",pattern=\"random\",volume=\"e2e\"}");
         double sequential = sample(body, "fastblock_gateway_requests_total{op=\"read\",pattern=\"sequential\",volume=\"e2e\"}");
         assertTrue(random >= r.total(true).ios() / 2.0, "random reads counted: " + random + " of " + r.total(true).ios());
@@ -243,7 +245,7 @@ class LocalClusterIT {
         System.out.printf("gateway metrics: %.0f random and %.0f sequential reads of e2e; %.0f to the head, %.0f to the middle%n",
                 random, sequential, head, middle);
         System.out.println(body.lines().filter(l -> l.startsWith("fastblock_gateway_latency_seconds")
-                && l.contains("op=\"read\",volume=\"e2e\"")).collect(java.util.stream.Collectors.joining("\n")));
+                && l.contains("op=\"read\",volume=\"e2e\"")).collect(Collectors.joining("\n")));
         assertTrue(head > 0 && middle > 0, "reads to the head " + head + ", to the middle " + middle);
         double timed = sample(body, "fastblock_gateway_latency_seconds_count{op=\"read\",volume=\"e2e\"}");
         double underAMillisecond = sample(body,
@@ -252,16 +254,23 @@ class LocalClusterIT {
         assertTrue(underAMillisecond > 0 && underAMillisecond <= timed, "reads under 1 ms: " + underAMillisecond);
         assertTrue(body.contains("jvm_buffer_memory_used_bytes{id=\"direct\"}"), "the JVM's direct memory is there too");
 
-        held.logout(10_000).get(30, java.util.concurrent.TimeUnit.SECONDS);
+        held.logout(10_000).get(30, TimeUnit.SECONDS);
         holder.close();
         long deadline = System.nanoTime() + 10_000_000_000L;
         String after;
         do {
             Thread.sleep(100);
-            after = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + metricsPort
-                    + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            after = scrapeGateway();
         } while (after.contains("volume=\"e2e\"") && System.nanoTime() < deadline);
         assertFalse(after.contains("volume=\"e2e\""), "the last session ended: the volume's meters went with it");
+    }
+
+    /** The gateway's {@code GET /metrics}, asserted to answer 200. */
+    private static String scrapeGateway() throws Exception {
+        HttpResponse<String> scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + metricsPort + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, scrape.statusCode());
+        return scrape.body();
     }
 
     /** The value of one series in a Prometheus text scrape. */

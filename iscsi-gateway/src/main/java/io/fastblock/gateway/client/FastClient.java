@@ -215,8 +215,9 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
             // A change through one device of the volume (another session, a multipath path) drops what
             // the others read ahead of it.
             v.useReadAhead(readAheadBytes, READ_AHEAD_WINDOWS, READ_AHEAD_AGE, readAheadMemory, (offset, length) -> {
-                java.util.Set<FastVolume> devices = open.get(info.name());
-                if (devices == null || devices.size() < 2) {
+                OpenVolume opened = open.get(info.name());
+                java.util.Set<FastVolume> devices = opened == null ? java.util.Set.of() : opened.devices;
+                if (devices.size() < 2) {
                     return;
                 }
                 for (FastVolume other : devices) {
@@ -226,50 +227,47 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
                 }
             });
         }
-        synchronized (metricsByVolume) { // with releaseMetrics, which drops the set once empty
-            open.computeIfAbsent(info.name(), n -> java.util.concurrent.ConcurrentHashMap.newKeySet()).add(v);
-        }
+        open.get(info.name()).devices.add(v); // acquired above: the entry stays until v is released
         return v;
     }
 
-    /** Open devices by volume name: they get every fresh record the QoS poll reads. */
-    private final java.util.Map<String, java.util.Set<FastVolume>> open = new java.util.concurrent.ConcurrentHashMap<>();
-
-    /** One volume's meters, shared by its open devices on this gateway (sessions, multipath paths). */
-    private static final class SharedMetrics {
+    /**
+     * A volume open on this gateway: its devices (sessions, multipath paths), which get every fresh
+     * record the QoS poll reads, and the meters they share. {@code users} counts the devices from
+     * their construction on (a device joins {@code devices} once it is set up); the last release
+     * removes the entry and the volume's meters.
+     */
+    private static final class OpenVolume {
+        final java.util.Set<FastVolume> devices = java.util.concurrent.ConcurrentHashMap.newKeySet();
         final ClientMetrics metrics;
-        int devices;
+        int users; // guarded by open
 
-        SharedMetrics(ClientMetrics metrics) {
+        OpenVolume(ClientMetrics metrics) {
             this.metrics = metrics;
         }
     }
 
-    private final java.util.Map<String, SharedMetrics> metricsByVolume = new java.util.HashMap<>();
+    private final java.util.Map<String, OpenVolume> open = new java.util.concurrent.ConcurrentHashMap<>();
 
     private ClientMetrics acquireMetrics(String volume) {
-        synchronized (metricsByVolume) {
-            SharedMetrics shared = metricsByVolume.computeIfAbsent(volume,
-                    n -> new SharedMetrics(new ClientMetrics(registry, n)));
-            shared.devices++;
-            return shared.metrics;
+        synchronized (open) {
+            OpenVolume opened = open.computeIfAbsent(volume, n -> new OpenVolume(new ClientMetrics(registry, n)));
+            opened.users++;
+            return opened.metrics;
         }
     }
 
-    /** {@code device} closed: when it was the volume's last on this gateway, its meters go. */
+    /** {@code device} closed: when it was the volume's last on this gateway, the volume and its meters go. */
     private void releaseMetrics(String volume, FastVolume device) {
-        synchronized (metricsByVolume) {
-            java.util.Set<FastVolume> devices = open.get(volume);
-            if (devices != null) {
-                devices.remove(device);
-                if (devices.isEmpty()) {
-                    open.remove(volume, devices);
-                }
+        synchronized (open) {
+            OpenVolume opened = open.get(volume);
+            if (opened == null) {
+                return;
             }
-            SharedMetrics shared = metricsByVolume.get(volume);
-            if (shared != null && --shared.devices == 0) {
-                metricsByVolume.remove(volume);
-                shared.metrics.remove();
+            opened.devices.remove(device);
+            if (--opened.users == 0) {
+                open.remove(volume);
+                opened.metrics.remove();
             }
         }
     }
@@ -281,9 +279,11 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
      */
     private CompletableFuture<io.fastblock.protocol.meta.QosSpec> pollVolume(String name) {
         return namenode.volume(name).thenApply(fresh -> {
-            java.util.Set<FastVolume> devices = open.getOrDefault(name, java.util.Set.of());
-            devices.removeIf(FastVolume::isClosed);
-            for (FastVolume v : devices) {
+            OpenVolume opened = open.get(name);
+            if (opened == null) {
+                return fresh.qos();
+            }
+            for (FastVolume v : opened.devices) {
                 v.refreshed(fresh);
                 v.expireReadAhead();
             }
