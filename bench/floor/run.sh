@@ -4,9 +4,11 @@
 # tail's log forced before it answers) and in a one-target layout like tgtd's file LUN (client -> one
 # node writing to the page cache), alternating, and the ratio of their medians. The chain runs three
 # ways: the tail's fdatasync on a commit thread (as fastblock), in the tail's loop, and on the commit
-# thread with the tail answering the gateway directly. Reads (4 KiB, queue depth 1, p50 latency) go
-# client -> gateway -> head and back, or to the one target. No layout runs any of fastblock's code: the
-# chain's figures are what a perfect implementation of the same message flow would reach here.
+# thread with the tail answering the gateway directly; and as fastblock lays it out today
+# (chain-log): the tail only appends to its log (no in-place copy) and answers the gateway directly.
+# Reads (4 KiB, queue depth 1, p50 latency) go client -> gateway -> head and back, or to the one
+# target. No layout runs any of fastblock's code: the chain's figures are what a perfect implementation
+# of the same message flow would reach here.
 #
 #   bench/floor/run.sh [--rounds 3] [--seconds 8] [--dir /var/tmp/chainfloor] [--port 7400]
 #
@@ -41,9 +43,11 @@ run() {
   if [ "$layout" != one ]; then
     local commit= ackto= acklisten=
     [ "$layout" = chain-inline ] && commit=--inline-commit
-    [ "$layout" = chain-direct ] && ackto="--ack-to $((port + 4))" acklisten="--ack-listen $((port + 4))"
+    local tailfile="--file $dir/tail.dat"
+    case $layout in chain-direct|chain-log) ackto="--ack-to $((port + 4))" acklisten="--ack-listen $((port + 4))";; esac
+    [ "$layout" = chain-log ] && tailfile=
     # shellcheck disable=SC2086
-    "$bin" node --listen $((port + 3)) --file "$dir/tail.dat" --log "$dir/tail-log.dat" --fsync $commit $ackto & pids+=($!)
+    "$bin" node --listen $((port + 3)) $tailfile --log "$dir/tail-log.dat" --fsync $commit $ackto & pids+=($!)
     "$bin" node --listen $((port + 2)) --next $((port + 3)) --file "$dir/middle.dat" & pids+=($!)
     # shellcheck disable=SC2086
     "$bin" node --listen $((port + 1)) --next $((port + 2)) --file "$dir/head.dat" $prefill & pids+=($!)
@@ -71,13 +75,13 @@ PY
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
-echo "| workload | chain, commit thread | chain, inline commit | chain, tail answers the gateway | one target | chain / one (thread, inline, direct) | CPU us per I/O (thread / inline / direct / one) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| workload | chain, commit thread | chain, inline commit | chain, tail answers the gateway | chain, log-only tail answers the gateway | one target | chain / one (thread, inline, direct, log-only) | CPU us per I/O (thread / inline / direct / log-only / one) |"
+echo "|---|---|---|---|---|---|---|---|"
 for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4k-qd1-randread-p50|4096|1|--read"; do
   IFS='|' read -r name bs qd extra <<<"$w"
   declare -A res=()
   for r in $(seq "$rounds"); do
-    for layout in chain chain-inline chain-direct one; do
+    for layout in chain chain-inline chain-direct chain-log one; do
       # shellcheck disable=SC2086
       x=$(run $layout "$bs" "$qd" $extra)
       echo "round $r $name $layout: $x" >&2
@@ -86,8 +90,8 @@ for w in "4k-qd32-randwrite|4096|32|" "1m-qd32-write|1048576|32|--sequential" "4
   done
   col=1 unit=IOPS; [ "$bs" -ge 1048576 ] && col=2 unit=MB/s; [ "$extra" = --read ] && col=4 unit=us
   med() { printf '%s' "${res[$1]}" | awk -v c="$2" 'NF {print $c}' | median; }
-  ct=$(med chain $col) ci=$(med chain-inline $col) cd=$(med chain-direct $col) one=$(med one $col)
-  echo "| $name | $ct $unit | $ci $unit | $cd $unit | $one $unit" \
-       "| $(python3 -c "print('%.2f / %.2f / %.2f' % ($ct / $one, $ci / $one, $cd / $one))")" \
-       "| $(med chain 3) / $(med chain-inline 3) / $(med chain-direct 3) / $(med one 3) |"
+  ct=$(med chain $col) ci=$(med chain-inline $col) cd=$(med chain-direct $col) cl=$(med chain-log $col) one=$(med one $col)
+  echo "| $name | $ct $unit | $ci $unit | $cd $unit | $cl $unit | $one $unit" \
+       "| $(python3 -c "print('%.2f / %.2f / %.2f / %.2f' % ($ct / $one, $ci / $one, $cd / $one, $cl / $one))")" \
+       "| $(med chain 3) / $(med chain-inline 3) / $(med chain-direct 3) / $(med chain-log 3) / $(med one 3) |"
 done
