@@ -43,6 +43,8 @@ public final class ClientMetrics {
         Duration.ofMillis(250), Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(15)};
     private final MeterRegistry registry;
     private final String volume;
+    /** Set by {@link #remove}; meters registered on first use are not registered after it. */
+    private boolean removed;
 
     public ClientMetrics(MeterRegistry registry, String volume) {
         this.registry = registry;
@@ -86,7 +88,8 @@ public final class ClientMetrics {
      * of the volume on this gateway closed. Without it a gateway would keep the meters (and serve them) of
      * every volume it ever opened.
      */
-    void remove() {
+    synchronized void remove() {
+        removed = true;
         for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
             io.micrometer.core.instrument.Meter.Id id = m.getId();
             if (id.getName().startsWith("fastblock.gateway.") && volume.equals(id.getTag("volume"))) {
@@ -110,11 +113,22 @@ public final class ClientMetrics {
         return registry.counter(name, "volume", volume, tag, value);
     }
 
+    /**
+     * Counts into a meter registered on first use, unless the volume's meters were removed: a request
+     * finishing after the last close would otherwise bring a meter back for good. Under the same lock
+     * as {@link #remove}, so a registration either comes before its sweep or not at all.
+     */
+    private synchronized void countLate(String name, String tag, String value, double amount) {
+        if (!removed) {
+            counter(name, tag, value).increment(amount);
+        }
+    }
+
     void read(ReplicaRole role, int bytes) {
         if (role == ReplicaRole.TAIL) {
             // Only retries reach the tail: registered when first used rather than shown as a zero.
-            counter("fastblock.gateway.reads", "route", "tail").increment();
-            counter("fastblock.gateway.read.bytes", "route", "tail").increment(bytes);
+            countLate("fastblock.gateway.reads", "route", "tail", 1);
+            countLate("fastblock.gateway.read.bytes", "route", "tail", bytes);
         } else if (role == ReplicaRole.MIDDLE) {
             readsMiddle.increment();
             readBytesMiddle.increment(bytes);
@@ -146,6 +160,6 @@ public final class ClientMetrics {
     }
 
     void retry(String reason) {
-        registry.counter("fastblock.gateway.retries", "volume", volume, "reason", reason).increment();
+        countLate("fastblock.gateway.retries", "reason", reason, 1);
     }
 }
