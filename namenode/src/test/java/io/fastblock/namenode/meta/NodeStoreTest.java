@@ -3,6 +3,7 @@ package io.fastblock.namenode.meta;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.meta.NodeRecord;
@@ -41,5 +42,27 @@ class NodeStoreTest extends ZkTestSupport {
         assertTrue(r.get("s1").live());
         assertFalse(r.get("s2").live());
         assertEquals(9403, r.get("s3").record().port());
+    }
+
+    @Test
+    void routingWithNoLiveNodeListedAndNoIdsAsked() throws Exception {
+        register("s1", 9401, false);
+        zk.delete().forPath(ZkPaths.LIVE);
+        NodeStore nodes = new NodeStore(zk);
+        Map<String, NodeStore.NodeState> r = nodes.routing(List.of("s1", "s1"));
+        assertEquals(List.of("s1"), List.copyOf(r.keySet()), "an id asked twice is read once");
+        assertFalse(r.get("s1").live(), "no live znode at all: not live");
+        assertTrue(nodes.routing(List.of()).isEmpty());
+        assertTrue(nodes.routing(List.of("gone")).isEmpty());
+    }
+
+    @Test
+    void routingWithoutZooKeeperSaysMetadataIsUnavailable() throws Exception {
+        register("s1", 9401, true);
+        NodeStore nodes = new NodeStore(zk);
+        server.stop();
+        MetadataUnavailableException e = assertThrows(MetadataUnavailableException.class,
+                () -> nodes.routing(List.of("s1")));
+        assertTrue(e.getMessage().contains("s1") || e.getMessage().contains("live"), e.getMessage());
     }
 }
