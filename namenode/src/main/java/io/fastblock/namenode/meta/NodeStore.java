@@ -13,11 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.zookeeper.KeeperException;
 
@@ -103,59 +98,21 @@ public final class NodeStore {
      */
     public Map<String, NodeState> routing(Collection<String> ids) {
         List<String> asked = List.copyOf(new LinkedHashSet<>(ids));
-        AtomicReferenceArray<byte[]> records = new AtomicReferenceArray<>(asked.size());
-        AtomicReference<List<String>> live = new AtomicReference<>(List.of());
-        ConcurrentLinkedQueue<String> failed = new ConcurrentLinkedQueue<>();
-        CountDownLatch done = new CountDownLatch(asked.size() + 1);
-        try {
-            zk.getChildren().inBackground((client, event) -> {
-                try {
-                    KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                    if (code == KeeperException.Code.OK) {
-                        live.set(event.getChildren());
-                    } else if (code != KeeperException.Code.NONODE) {
-                        failed.add("list live nodes: " + code);
-                    }
-                } finally {
-                    done.countDown();
-                }
-            }).forPath(ZkPaths.LIVE);
-            for (int i = 0; i < asked.size(); i++) {
-                int at = i;
-                zk.getData().inBackground((client, event) -> {
-                    try {
-                        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                        if (code == KeeperException.Code.OK) {
-                            records.set(at, event.getData());
-                        } else if (code != KeeperException.Code.NONODE) {
-                            failed.add("read node " + asked.get(at) + ": " + code);
-                        }
-                    } finally {
-                        done.countDown();
-                    }
-                }).forPath(ZkPaths.node(asked.get(i)));
-            }
-            if (!done.await(30, TimeUnit.SECONDS)) {
-                throw new MetadataUnavailableException("read nodes " + asked + ": ZooKeeper did not answer within 30 s", null);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetadataUnavailableException("read nodes " + asked + ": interrupted", e);
-        } catch (MetadataUnavailableException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new MetadataUnavailableException("read nodes " + asked + ": " + e, e);
+        ZkReads reads = new ZkReads(zk, "read nodes " + asked);
+        int liveSlot = reads.children(ZkPaths.LIVE);
+        int[] slots = new int[asked.size()];
+        for (int i = 0; i < asked.size(); i++) {
+            slots[i] = reads.data(ZkPaths.node(asked.get(i)));
         }
-        if (!failed.isEmpty()) {
-            throw new MetadataUnavailableException(failed.peek() + " (ZooKeeper)", null);
-        }
-        Set<String> liveIds = new HashSet<>(live.get());
+        reads.run();
+        List<String> listed = reads.children(liveSlot);
+        Set<String> live = listed == null ? Set.of() : new HashSet<>(listed);
         Map<String, NodeState> out = new TreeMap<>();
         for (int i = 0; i < asked.size(); i++) {
-            byte[] raw = records.get(i);
+            byte[] raw = reads.data(slots[i]);
             if (raw != null) {
                 String id = asked.get(i);
-                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), liveIds.contains(id), null, null));
+                out.put(id, new NodeState(MetaJson.read(raw, NodeRecord.class), live.contains(id), null, null));
             }
         }
         return out;

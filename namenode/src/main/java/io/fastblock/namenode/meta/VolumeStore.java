@@ -11,9 +11,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import io.fastblock.protocol.meta.QosSpec;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.CuratorFramework;
@@ -220,39 +217,17 @@ public final class VolumeStore {
      * meanwhile is simply left out.
      */
     private List<VolumeRecord> readAll(List<String> names) {
-        ConcurrentLinkedQueue<VolumeRecord> found = new ConcurrentLinkedQueue<>();
-        ConcurrentLinkedQueue<KeeperException.Code> failed = new ConcurrentLinkedQueue<>();
-        CountDownLatch done = new CountDownLatch(names.size());
-        for (String n : names) {
-            try {
-                zk.getData().inBackground((client, event) -> {
-                    try {
-                        KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-                        if (code == KeeperException.Code.OK) {
-                            found.add(MetaJson.read(event.getData(), VolumeRecord.class));
-                        } else if (code != KeeperException.Code.NONODE) {
-                            failed.add(code);
-                        }
-                    } finally {
-                        done.countDown();
-                    }
-                }).forPath(ZkPaths.volume(n));
-            } catch (Exception e) {
-                throw new MetadataUnavailableException("read volume " + n + ": " + e, e);
+        ZkReads reads = new ZkReads(zk, "list volumes");
+        int[] slots = names.stream().mapToInt(n -> reads.data(ZkPaths.volume(n))).toArray();
+        reads.run();
+        List<VolumeRecord> out = new ArrayList<>(names.size());
+        for (int slot : slots) {
+            byte[] raw = reads.data(slot);
+            if (raw != null) {
+                out.add(MetaJson.read(raw, VolumeRecord.class));
             }
         }
-        try {
-            if (!done.await(30, TimeUnit.SECONDS)) {
-                throw new MetadataUnavailableException("list volumes: ZooKeeper did not answer within 30 s", null);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new MetadataUnavailableException("list volumes: interrupted", e);
-        }
-        if (!failed.isEmpty()) {
-            throw new MetadataUnavailableException("list volumes: ZooKeeper answered " + failed.peek(), null);
-        }
-        return new ArrayList<>(found);
+        return out;
     }
 
     /**
