@@ -18,7 +18,7 @@ public final class GroupStore {
         this.zk = zk;
     }
 
-    /** All groups, by id. */
+    /** All groups, by id (two ZooKeeper round trips: the listing, then every record at once). */
     public List<GroupRecord> list() {
         List<String> children;
         try {
@@ -28,16 +28,15 @@ public final class GroupStore {
         } catch (KeeperException e) {
             throw ZkCalls.unexpected("list groups", e);
         }
+        // Every record read together: placement lists the groups for each chunk it allocates.
+        ZkReads reads = new ZkReads(zk, "read groups");
+        int[] slots = children.stream().mapToInt(child -> reads.data(ZkPaths.group(ZkPaths.groupIdOf(child)))).toArray();
+        reads.run();
         List<GroupRecord> out = new ArrayList<>(children.size());
-        for (String child : children) {
-            String path = ZkPaths.group(ZkPaths.groupIdOf(child));
-            try {
-                out.add(MetaJson.read(ZkCalls.run("read group " + child, () -> zk.getData().forPath(path)),
-                        GroupRecord.class));
-            } catch (KeeperException.NoNodeException e) {
-                // removed meanwhile
-            } catch (KeeperException e) {
-                throw ZkCalls.unexpected("read group " + child, e);
+        for (int slot : slots) {
+            byte[] raw = reads.data(slot);
+            if (raw != null) { // null: removed meanwhile
+                out.add(MetaJson.read(raw, GroupRecord.class));
             }
         }
         out.sort(Comparator.comparingInt(GroupRecord::id));

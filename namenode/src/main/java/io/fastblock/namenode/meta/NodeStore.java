@@ -66,26 +66,58 @@ public final class NodeStore {
         }
     }
 
-    /** Every registered node by id, with its live flag. */
+    /**
+     * Every registered node by id, with its live flag, admin state and (live nodes) last heartbeat.
+     * Two ZooKeeper round trips whatever the number of nodes: the two listings together, then every
+     * record, state and heartbeat together. Placement reads this for each chunk it allocates; one
+     * read after the other it was 11 round trips with three servers.
+     */
     public Map<String, NodeState> all() {
-        List<String> ids;
-        try {
-            ids = ZkCalls.run("list nodes", () -> zk.getChildren().forPath(ZkPaths.NODES));
-        } catch (KeeperException.NoNodeException e) {
-            ids = List.of();
-        } catch (KeeperException e) {
-            throw ZkCalls.unexpected("list nodes", e);
+        ZkReads listings = new ZkReads(zk, "list nodes");
+        int nodesSlot = listings.children(ZkPaths.NODES);
+        int liveSlot = listings.children(ZkPaths.LIVE);
+        listings.run();
+        List<String> ids = orEmpty(listings.children(nodesSlot));
+        Set<String> live = new HashSet<>(orEmpty(listings.children(liveSlot)));
+        ZkReads reads = new ZkReads(zk, "read nodes " + ids);
+        int[] records = new int[ids.size()];
+        int[] states = new int[ids.size()];
+        int[] loads = new int[ids.size()];
+        for (int i = 0; i < ids.size(); i++) {
+            String id = ids.get(i);
+            records[i] = reads.data(ZkPaths.node(id));
+            states[i] = reads.data(ZkPaths.nodeAdmin(id));
+            loads[i] = live.contains(id) ? reads.data(ZkPaths.load(id)) : -1;
         }
-        Set<String> live = new HashSet<>(liveIds());
+        reads.run();
         Map<String, NodeState> out = new TreeMap<>();
-        for (String id : ids) {
-            NodeRecord record = record(id);
+        for (int i = 0; i < ids.size(); i++) {
+            byte[] record = reads.data(records[i]);
             if (record != null) {
-                boolean isLive = live.contains(id);
-                out.put(id, new NodeState(record, isLive, adminState(id), isLive ? load(id) : null));
+                String id = ids.get(i);
+                byte[] state = reads.data(states[i]);
+                out.put(id, new NodeState(MetaJson.read(record, NodeRecord.class), live.contains(id),
+                        state == null ? NodeAdminRecord.ACTIVE : MetaJson.read(state, NodeAdminRecord.class).state(),
+                        loads[i] < 0 ? null : heartbeat(reads.data(loads[i]))));
             }
         }
         return out;
+    }
+
+    private static List<String> orEmpty(List<String> listed) {
+        return listed == null ? List.of() : listed;
+    }
+
+    /** A heartbeat as read; null when there is none or this namenode cannot parse it (no heartbeat then). */
+    private static NodeLoad heartbeat(byte[] raw) {
+        if (raw == null) {
+            return null;
+        }
+        try {
+            return MetaJson.read(raw, NodeLoad.class);
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /**
@@ -118,29 +150,14 @@ public final class NodeStore {
         return out;
     }
 
-    /** The node's registration, or null when it unregistered meanwhile. */
-    private NodeRecord record(String id) {
-        try {
-            byte[] raw = ZkCalls.run("read node " + id, () -> zk.getData().forPath(ZkPaths.node(id)));
-            return MetaJson.read(raw, NodeRecord.class);
-        } catch (KeeperException.NoNodeException e) {
-            return null;
-        } catch (KeeperException e) {
-            throw ZkCalls.unexpected("read node " + id, e);
-        }
-    }
-
     /** The node's last heartbeat, or null when it has none (or it cannot be read as one). */
     public NodeLoad load(String id) {
         try {
-            byte[] raw = ZkCalls.run("read load of " + id, () -> zk.getData().forPath(ZkPaths.load(id)));
-            return MetaJson.read(raw, NodeLoad.class);
+            return heartbeat(ZkCalls.run("read load of " + id, () -> zk.getData().forPath(ZkPaths.load(id))));
         } catch (KeeperException.NoNodeException e) {
             return null;
         } catch (KeeperException e) {
             throw ZkCalls.unexpected("read load of " + id, e);
-        } catch (RuntimeException e) {
-            return null; // a heartbeat this namenode cannot parse is no heartbeat
         }
     }
 
