@@ -161,18 +161,6 @@ public final class NodeStore {
         }
     }
 
-    /** The node's admin state; {@link NodeAdminRecord#ACTIVE} when none was ever set. */
-    public String adminState(String id) {
-        try {
-            byte[] raw = ZkCalls.run("read node state " + id, () -> zk.getData().forPath(ZkPaths.nodeAdmin(id)));
-            return MetaJson.read(raw, NodeAdminRecord.class).state();
-        } catch (KeeperException.NoNodeException e) {
-            return NodeAdminRecord.ACTIVE;
-        } catch (KeeperException e) {
-            throw ZkCalls.unexpected("read node state " + id, e);
-        }
-    }
-
     public void setAdminState(String id, String state) {
         String path = ZkPaths.nodeAdmin(id);
         byte[] data = MetaJson.write(new NodeAdminRecord(id, state));

@@ -20,10 +20,14 @@ final class ZkReads {
 
     private final CuratorFramework zk;
     private final String what;
-    private final List<Runnable> sends = new ArrayList<>();
+    private final List<Read> reads = new ArrayList<>();
     private final ConcurrentLinkedQueue<String> failed = new ConcurrentLinkedQueue<>();
     private AtomicReferenceArray<Object> results;
     private CountDownLatch done;
+
+    /** A znode to read: its data, or with {@code listing} its children. */
+    private record Read(String path, boolean listing) {
+    }
 
     ZkReads(CuratorFramework zk, String what) {
         this.zk = zk;
@@ -32,23 +36,23 @@ final class ZkReads {
 
     /** Adds a read of the znode's data; returns its slot for {@link #data(int)}. */
     int data(String path) {
-        int slot = sends.size();
-        sends.add(() -> send(path, callback(slot, path, false), false));
-        return slot;
+        reads.add(new Read(path, false));
+        return reads.size() - 1;
     }
 
     /** Adds a listing of the znode's children; returns its slot for {@link #children(int)}. */
     int children(String path) {
-        int slot = sends.size();
-        sends.add(() -> send(path, callback(slot, path, true), true));
-        return slot;
+        reads.add(new Read(path, true));
+        return reads.size() - 1;
     }
 
     /** Sends every read added and waits for all of them. */
     ZkReads run() {
-        results = new AtomicReferenceArray<>(sends.size());
-        done = new CountDownLatch(sends.size());
-        sends.forEach(Runnable::run);
+        results = new AtomicReferenceArray<>(reads.size());
+        done = new CountDownLatch(reads.size());
+        for (int slot = 0; slot < reads.size(); slot++) {
+            send(slot, reads.get(slot));
+        }
         try {
             if (!done.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
                 throw new MetadataUnavailableException(what + ": ZooKeeper did not answer within "
@@ -75,27 +79,24 @@ final class ZkReads {
         return (List<String>) results.get(slot);
     }
 
-    private BackgroundCallback callback(int slot, String path, boolean listing) {
-        return (client, event) -> {
+    private void send(int slot, Read read) {
+        BackgroundCallback callback = (client, event) -> {
             try {
                 KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
                 if (code == KeeperException.Code.OK) {
-                    results.set(slot, listing ? event.getChildren() : event.getData());
+                    results.set(slot, read.listing() ? event.getChildren() : event.getData());
                 } else if (code != KeeperException.Code.NONODE) {
-                    failed.add(code + " for " + path);
+                    failed.add(code + " for " + read.path());
                 }
             } finally {
                 done.countDown();
             }
         };
-    }
-
-    private void send(String path, BackgroundCallback callback, boolean listing) {
         try {
-            if (listing) {
-                zk.getChildren().inBackground(callback).forPath(path);
+            if (read.listing()) {
+                zk.getChildren().inBackground(callback).forPath(read.path());
             } else {
-                zk.getData().inBackground(callback).forPath(path);
+                zk.getData().inBackground(callback).forPath(read.path());
             }
         } catch (Exception e) {
             throw new MetadataUnavailableException(what + ": " + e, e);
