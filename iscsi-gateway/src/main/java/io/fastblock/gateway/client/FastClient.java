@@ -200,14 +200,11 @@ public final class FastClient implements TargetCatalog, AutoCloseable {
                 acquireMetrics(info.name()), PooledByteBufAllocator.DEFAULT, namenode.executor());
         v.useLease(new VolumeLease(namenode, info.name(), gatewayId, leaseTimer, v::leaseLost, timers.leaseRenewal()));
         QosRegistry.Handle limits = qos.acquire(info.name());
-        java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
-        v.useAdmission(limits.throttle(), () -> {
-            if (released.compareAndSet(false, true)) {
-                try {
-                    limits.close();
-                } finally {
-                    releaseMetrics(info.name(), v);
-                }
+        v.useAdmission(limits.throttle(), () -> { // run once: FastVolume.close closes once
+            try {
+                limits.close();
+            } finally {
+                releaseMetrics(info.name(), v);
             }
         });
         v.useLayers(watch);

@@ -638,9 +638,15 @@ public final class FastVolume implements BlockDevice {
         return closed;
     }
 
+    /** Closes once: a second call (a session and its logout both closing the device) does nothing. */
     @Override
     public void close() {
-        closed = true;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
         clearReadAhead();
         try {
             admissionRelease.close();
