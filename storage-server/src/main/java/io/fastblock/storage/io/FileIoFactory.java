@@ -73,6 +73,11 @@ public interface FileIoFactory {
                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
 
+    /** The size and free space of the filesystem {@code dir} is on. */
+    default FileSystemSpace space(Path dir) throws IOException {
+        return FileSystemSpace.of(dir);
+    }
+
     /**
      * Identifies the current boot of the machine: while it is unchanged the page cache has not
      * been lost, so a restart after a process crash finds every completed write in its files.

@@ -50,6 +50,11 @@ public class ForwardingFileIoFactory implements FileIoFactory {
     }
 
     @Override
+    public FileSystemSpace space(Path dir) throws IOException {
+        return to.space(dir);
+    }
+
+    @Override
     public String bootId() {
         return to.bootId();
     }

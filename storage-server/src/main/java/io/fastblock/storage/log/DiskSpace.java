@@ -1,20 +1,18 @@
 package io.fastblock.storage.log;
 
+import io.fastblock.storage.io.FileSystemSpace;
 import java.io.IOException;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * Free space of the log's filesystem against a reserve. Foreground appends may not eat into the
  * reserve; the cleaner's moved records may, because cleaning is how a full log gets space back.
  */
 final class DiskSpace {
-    private final FileStore store;
+    private final FileSystemSpace fs;
     private volatile long reserved;
 
-    DiskSpace(Path dir, long reserved) throws IOException {
-        this.store = Files.getFileStore(dir);
+    DiskSpace(FileSystemSpace fs, long reserved) {
+        this.fs = fs;
         this.reserved = reserved;
     }
 
@@ -30,13 +28,12 @@ final class DiskSpace {
     }
 
     long usable() throws IOException {
-        return store.getUsableSpace();
+        return fs.usable();
     }
 
     /** Usable / total bytes of the filesystem (1.0 when its size is unknown). */
     double freeRatio() throws IOException {
-        long total = store.getTotalSpace();
-        return total <= 0 ? 1.0 : (double) store.getUsableSpace() / total;
+        return fs.freeRatio();
     }
 
     /** Throws {@link NoSpaceException} if writing {@code bytes} more would leave less than the reserve free. */

@@ -79,7 +79,7 @@ public final class LogStore implements Closeable {
         this.base = base;
         Path logDir = dataDir.resolve("log");
         Files.createDirectories(logDir);
-        this.space = new DiskSpace(logDir, reservedSpace);
+        this.space = new DiskSpace(files.space(logDir), reservedSpace);
         this.segments = new SegmentSet(logDir, segmentSize, files, () -> roomToKeepFreeFiles(segmentSize));
         ExtentIndex idx = ExtentIndex.open(dataDir.resolve("index"));
         this.index = idx;

@@ -12,6 +12,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.storage.StorageMetrics;
 import io.fastblock.storage.io.FaultInjectingFileIo;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.SettableSpace;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -48,6 +49,8 @@ class SegmentReuseTest {
     @TempDir
     Path dir;
     private final StorageMetrics metrics = new StorageMetrics();
+    /** Whether retired files are kept depends on free space: the tests decide it, not the machine. */
+    private final SettableSpace space = SettableSpace.roomy();
     private LogStore store;
 
     @AfterEach
@@ -58,7 +61,7 @@ class SegmentReuseTest {
     }
 
     private void open(FileIoFactory files) throws IOException {
-        store = LogStore.open(dir, SEGMENT, metrics, BaseFiles.NONE, 0, files);
+        store = LogStore.open(dir, SEGMENT, metrics, BaseFiles.NONE, 0, space.under(files));
     }
 
     private void shut() throws IOException {
@@ -246,6 +249,40 @@ class SegmentReuseTest {
         ByteBuffer r = ByteBuffer.allocate(header.remaining() + data[0].remaining());
         r.put(header.duplicate()).put(data[0].duplicate()).flip();
         return r;
+    }
+
+    @Test
+    void aStoreKeepsRetiredFilesOnlyWhileItsDiskHasRoom() throws Exception {
+        // 9% free: short of space as the cleaner sees it by default (10%), so nothing is kept.
+        space.usable(space.total() / 100 * 9);
+        open(FileIoFactory.real());
+        for (int v = 1; v <= 3; v++) {
+            writeVersion(v, PER_SEGMENT);
+        }
+        assertEquals(2, cleanUntilDone());
+        assertFalse(Files.exists(segment(1)) || Files.exists(segment(2)));
+        assertEquals(0, freeFilesOnDisk(), "a disk short of space keeps no retired file");
+        assertEquals(0, store.freeSegmentFiles());
+
+        // Room again, but a reserve that leaves only three segments' worth above it: still nothing kept.
+        space.usable(space.total() / 2);
+        store.reservedSpace(space.usable() - 3 * SEGMENT);
+        writeVersion(4, PER_SEGMENT);
+        assertEquals(1, cleanUntilDone());
+        assertEquals(0, freeFilesOnDisk(), "keeping the file would bring the reserve within a few segments");
+
+        // Room and no reserve: the next retired file is kept, and reused.
+        store.reservedSpace(0);
+        writeVersion(5, PER_SEGMENT);
+        assertEquals(1, cleanUntilDone());
+        assertEquals(1, freeFilesOnDisk());
+        assertEquals(1, store.freeSegmentFiles());
+        long reused = store.reusedSegmentFiles();
+        writeVersion(6, PER_SEGMENT);
+        assertEquals(reused + 1, store.reusedSegmentFiles());
+        for (int slot = 0; slot < PER_SEGMENT; slot++) {
+            assertArrayEquals(block(6, slot), LogFixture.read(store, CHUNK, (long) slot * BLOCK, BLOCK), "slot " + slot);
+        }
     }
 
     @Test

@@ -1,0 +1,46 @@
+package io.fastblock.storage.io;
+
+import java.io.IOException;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Size and free bytes of the filesystem a directory lives on. A store asks its
+ * {@link FileIoFactory} for this view rather than the filesystem itself, so a test decides how
+ * full the disk is instead of inheriting the state of the machine it runs on.
+ */
+public interface FileSystemSpace {
+    /** Bytes this process may still write (what {@link FileStore#getUsableSpace} reports). */
+    long usable() throws IOException;
+
+    /** The filesystem's size in bytes; 0 or less when unknown. */
+    long total() throws IOException;
+
+    /** Usable / total (1.0 when the size is unknown). */
+    default double freeRatio() throws IOException {
+        long total = total();
+        return total <= 0 ? 1.0 : (double) usable() / total;
+    }
+
+    /** The real filesystem {@code dir} is on. */
+    static FileSystemSpace of(Path dir) throws IOException {
+        FileStore store = Files.getFileStore(dir);
+        return new FileSystemSpace() {
+            @Override
+            public long usable() throws IOException {
+                return store.getUsableSpace();
+            }
+
+            @Override
+            public long total() throws IOException {
+                return store.getTotalSpace();
+            }
+
+            @Override
+            public String toString() {
+                return "filesystem of " + dir;
+            }
+        };
+    }
+}
