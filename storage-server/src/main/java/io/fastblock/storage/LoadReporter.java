@@ -3,11 +3,9 @@ package io.fastblock.storage;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeLoad;
 import io.fastblock.protocol.meta.ZkPaths;
+import io.fastblock.storage.io.FileSystemSpace;
 import io.fastblock.storage.net.InflightRequests;
 import java.io.IOException;
-import java.nio.file.FileStore;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +23,7 @@ import org.slf4j.LoggerFactory;
 final class LoadReporter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LoadReporter.class);
 
-    private final Path dataDir;
+    private final FileSystemSpace disk;
     private final InflightRequests inflight;
     private final PersistentNode node;
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -34,9 +32,9 @@ final class LoadReporter implements AutoCloseable {
         return t;
     });
 
-    LoadReporter(CuratorFramework zk, String nodeId, Path dataDir, InflightRequests inflight, long periodMillis)
+    LoadReporter(CuratorFramework zk, String nodeId, FileSystemSpace disk, InflightRequests inflight, long periodMillis)
             throws IOException {
-        this.dataDir = dataDir;
+        this.disk = disk;
         this.inflight = inflight;
         this.node = new PersistentNode(zk, CreateMode.EPHEMERAL, false, ZkPaths.load(nodeId), MetaJson.write(sample()));
         node.start();
@@ -44,8 +42,7 @@ final class LoadReporter implements AutoCloseable {
     }
 
     NodeLoad sample() throws IOException {
-        FileStore fs = Files.getFileStore(dataDir);
-        return new NodeLoad(fs.getTotalSpace(), fs.getUsableSpace(), inflight.depths(), System.currentTimeMillis());
+        return new NodeLoad(disk.total(), disk.usable(), inflight.depths(), System.currentTimeMillis());
     }
 
     private void report() {

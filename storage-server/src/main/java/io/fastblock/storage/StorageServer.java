@@ -16,6 +16,7 @@ import io.fastblock.storage.chain.ReplicaService;
 import io.fastblock.storage.chunk.ChunkStore;
 import io.fastblock.storage.integrity.NodeIntegrity;
 import io.fastblock.storage.io.FileIoFactory;
+import io.fastblock.storage.io.FileSystemSpace;
 import io.fastblock.storage.log.ChunkStoreBase;
 import io.fastblock.storage.log.LogCleaner;
 import io.fastblock.storage.log.LogStore;
@@ -34,7 +35,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -184,7 +184,7 @@ public final class StorageServer implements AutoCloseable {
         port = ((InetSocketAddress) serverChannel.localAddress()).getPort();
 
         register();
-        load = new LoadReporter(zk, nodeId, config.dataDir(), inflight, config.heartbeatMillis());
+        load = new LoadReporter(zk, nodeId, files.space(config.dataDir()), inflight, config.heartbeatMillis());
         integrity.start();
         if (config.background().logScrub()) {
             // Bad log records are fetched from a replica and written again in place of the bad run (it becomes dead).
@@ -221,8 +221,8 @@ public final class StorageServer implements AutoCloseable {
     }
 
     private void register() throws Exception {
-        FileStore fs = Files.getFileStore(config.dataDir());
-        NodeRecord record = new NodeRecord(nodeId, config.listen(), port, fs.getTotalSpace(), fs.getUsableSpace(),
+        FileSystemSpace disk = files.space(config.dataDir());
+        NodeRecord record = new NodeRecord(nodeId, config.listen(), port, disk.total(), disk.usable(),
                 config.labels());
         byte[] json = MetaJson.write(record);
         String path = ZkPaths.node(nodeId);

@@ -6,9 +6,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * Size and free bytes of the filesystem a directory lives on. A store asks its
- * {@link FileIoFactory} for this view rather than the filesystem itself, so a test decides how
- * full the disk is instead of inheriting the state of the machine it runs on.
+ * Size and free bytes of the filesystem a directory lives on. The log and the node's space reports
+ * to the namenode ask the server's {@link FileIoFactory} for this view rather than the filesystem
+ * itself, so they see one disk, and a test decides how full it is instead of inheriting the state
+ * of the machine it runs on.
  */
 public interface FileSystemSpace {
     /** Bytes this process may still write (what {@link FileStore#getUsableSpace} reports). */
