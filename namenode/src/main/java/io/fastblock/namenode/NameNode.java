@@ -87,6 +87,15 @@ public final class NameNode implements AutoCloseable {
             }
             CuratorFramework curator = CuratorFrameworkFactory.newClient(connect, SESSION_TIMEOUT_MS,
                     CONNECT_TIMEOUT_MS, new ExponentialBackoffRetry(200, 10, 5_000));
+            // Curator's own state messages are INFO and kept quiet (quietZooKeeperLogs): this line is
+            // what an operator reading the log has to date a metadata outage.
+            curator.getConnectionStateListenable().addListener((client, state) -> {
+                if (state.isConnected()) {
+                    LOG.info("ZooKeeper connection {}", state);
+                } else {
+                    LOG.warn("ZooKeeper connection {}", state);
+                }
+            });
             curator.start();
             started.push(curator);
             if (!curator.blockUntilConnected(CONNECT_WAIT_S, TimeUnit.SECONDS)) {
