@@ -4,6 +4,9 @@ import io.fastblock.namenode.api.LeaderView;
 import io.fastblock.protocol.meta.ZkPaths;
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.leader.LeaderLatch;
@@ -18,6 +21,13 @@ import org.slf4j.LoggerFactory;
  * standby knows where to send clients. While this namenode leads, the leader-only services
  * (group formation, chain repair) run; they are stopped the moment leadership is lost (Curator
  * reports a suspended or lost ZooKeeper connection as lost leadership).
+ *
+ * <p>The latch's callbacks run on a thread of their own, never on ZooKeeper's event thread: starting
+ * and stopping the services waits for locks and threads that may themselves wait for a ZooKeeper
+ * answer, and every asynchronous answer (and watch) of this namenode is delivered by that one event
+ * thread. A chunk allocation holding the placement lock while its batched reads waited for the
+ * event thread, which waited for that lock to forget the counts on winning leadership, stalled
+ * every read of the namenode for the reads' 30 s timeout.
  */
 public final class Leadership implements LeaderView, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Leadership.class);
@@ -25,7 +35,13 @@ public final class Leadership implements LeaderView, AutoCloseable {
     private final LeaderLatch latch;
     private final String myUrl;
     private final Supplier<AutoCloseable> leaderServices;
+    private final ExecutorService callbacks = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "leadership");
+        t.setDaemon(true);
+        return t;
+    });
     private AutoCloseable running;
+    private boolean closed;
 
     /**
      * @param leaderServices starts the services only the leader runs; called each time leadership is won,
@@ -45,7 +61,7 @@ public final class Leadership implements LeaderView, AutoCloseable {
             public void notLeader() {
                 onStandby();
             }
-        });
+        }, callbacks);
     }
 
     public void start() throws Exception {
@@ -54,6 +70,9 @@ public final class Leadership implements LeaderView, AutoCloseable {
 
     private synchronized void onLeader() {
         LOG.info("namenode {} is the leader", myUrl);
+        if (closed) {
+            return;
+        }
         if (running == null) {
             try {
                 running = leaderServices.get();
@@ -130,7 +149,14 @@ public final class Leadership implements LeaderView, AutoCloseable {
             LOG.debug("closing leader latch: {}", e.toString());
         }
         synchronized (this) {
+            closed = true;
             stopServices();
+        }
+        callbacks.shutdown();
+        try {
+            callbacks.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }
