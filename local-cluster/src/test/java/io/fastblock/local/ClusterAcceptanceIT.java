@@ -42,7 +42,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  *   <li>a storage server dies under random writes: no I/O error; its groups wait for it (down/out
  *       interval, {@value #REPLACE_AFTER_MS} ms here) and are then back to 3 live members in 3 distinct
  *       racks, every affected chunk is identical on its 3 replicas, the volume verifies;</li>
- *   <li>the ZooKeeper leader dies under writes: no I/O error, every storage server keeps its session,
+ *   <li>the ZooKeeper leader dies under writes, random ones to allocated chunks and sequential ones that keep the
+ *       leader allocating chunks of a second volume: no I/O error, every storage server keeps its session,
  *       the namenode still creates volumes;</li>
  *   <li>a storage server killed under writes comes back after 30 s, inside the interval: nobody replaced
  *       it, it rejoins exactly its own groups and catches up by delta; the bytes its catch-ups copied
@@ -54,6 +55,8 @@ import org.junit.jupiter.api.TestMethodOrder;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterAcceptanceIT {
     private static final String VOLUME = "acc";
+    /** Step 5's second volume, created and deleted there. */
+    private static final String FRESH = "acc-fresh";
     private static final long VOLUME_BYTES = 2048 * MIB;
     private static final long CHUNK = 4 * MIB;
     private static final long GAP_LIMIT_MS = 10_000;
@@ -215,19 +218,34 @@ class ClusterAcceptanceIT {
         }
         assertTrue(zkLeader != null, "no ZooKeeper server says it leads");
         int liveBefore = liveNodes();
+        NamenodeAdmin admin = cluster.admin();
+        // A second volume written sequentially in 1 MiB chunks keeps the leader allocating (a new chunk
+        // every 4 writes) while ZooKeeper elects and the namenodes regain leadership: an allocation
+        // in flight then once stalled the namenode for 30 s and failed writes.
+        assertEquals(201, admin.createVolume(FRESH, "1G", "1M").status());
+        assertEquals(201, admin.createOpenExport(FRESH).status());
         try {
             CompletableFuture<Report> io = bench("--rw", "randwrite", "--bs", "64k", "--iodepth", "4", "--runtime",
                     "20s", "--span", Long.toString(written), "--seed", "4");
+            CompletableFuture<Report> fresh = benchOn(FRESH, "--rw", "write", "--bs", "256k", "--iodepth", "4",
+                    "--size", "1G", "--seed", "41");
             Thread.sleep(5_000);
+            int allocatedAtKill = allocatedChunks(FRESH);
             cluster.processes().get(zkLeader).kill();
             long killedAt = System.nanoTime();
             Report r = io.get(120, TimeUnit.SECONDS);
-            System.out.printf("ZooKeeper leader %s killed under writes: %d I/Os, longest write %d ms, errors %d%n",
+            Report f = fresh.get(180, TimeUnit.SECONDS);
+            System.out.printf("ZooKeeper leader %s killed under writes: %d I/Os, longest write %d ms, errors %d;"
+                            + " sequential writes to new chunks: %d I/Os, longest write %d ms, errors %d, chunks"
+                            + " allocated %d at the kill%n",
                     zkLeader, r.total(false).ios(), TimeUnit.NANOSECONDS.toMillis(r.total(false).latency().max()),
-                    r.errors());
+                    r.errors(), f.total(false).ios(), TimeUnit.NANOSECONDS.toMillis(f.total(false).latency().max()),
+                    f.errors(), allocatedAtKill);
             assertEquals(0, r.errors(), "I/O errors while the ZooKeeper leader died: " + errorSamples(r));
             assertEquals(0, r.mismatches());
-            NamenodeAdmin admin = cluster.admin();
+            assertEquals(0, f.errors(), "I/O errors on new chunks while the ZooKeeper leader died: " + errorSamples(f));
+            assertTrue(allocatedAtKill < 1024, "the new volume was fully allocated before the kill: its allocations"
+                    + " did not span the election");
             long deadline = killedAt + TimeUnit.SECONDS.toNanos(60);
             String last = "";
             int status = 0;
@@ -250,9 +268,12 @@ class ClusterAcceptanceIT {
             assertEquals(201, status, "the namenode creates volumes again within a minute after the ZooKeeper leader"
                     + " died; last answer: " + last + "; namenode logs:\n" + namenodeTails());
             assertEquals(liveBefore, liveNodes(), "storage servers keep their sessions");
+            assertEquals(1024, allocatedChunks(FRESH), "every chunk of the new volume allocated");
         } finally {
-            // Later steps need the whole ensemble whatever happened here.
+            // Later steps need the whole ensemble whatever happened here, and not the second volume
+            // (their re-replication would copy it too).
             cluster.restart(zkLeader);
+            admin.delete("/v1/volumes/" + FRESH);
         }
     }
 
@@ -432,7 +453,11 @@ class ClusterAcceptanceIT {
     // ------------------------------------------------------------------ helpers
 
     private static CompletableFuture<Report> bench(String... args) {
-        List<String> all = new ArrayList<>(List.of("--url", cluster.iscsiUrl(VOLUME), "--ramp", "0s", "--verify",
+        return benchOn(VOLUME, args);
+    }
+
+    private static CompletableFuture<Report> benchOn(String volume, String... args) {
+        List<String> all = new ArrayList<>(List.of("--url", cluster.iscsiUrl(volume), "--ramp", "0s", "--verify",
                 "--time-limit", "3m"));
         all.addAll(List.of(args));
         JobSpec spec = JobSpec.parse(all.toArray(String[]::new));
@@ -466,7 +491,11 @@ class ClusterAcceptanceIT {
     }
 
     private static int allocatedChunks() throws Exception {
-        return cluster.admin().get("/v1/volumes/" + VOLUME).body().get("allocatedChunks").asInt();
+        return allocatedChunks(VOLUME);
+    }
+
+    private static int allocatedChunks(String volume) throws Exception {
+        return cluster.admin().get("/v1/volumes/" + volume).body().get("allocatedChunks").asInt();
     }
 
     private static int liveNodes() throws Exception {
