@@ -69,10 +69,10 @@ public final class Leadership implements LeaderView, AutoCloseable {
     }
 
     private synchronized void onLeader() {
-        LOG.info("namenode {} is the leader", myUrl);
         if (closed) {
-            return;
+            return; // a callback queued before close: this namenode is leaving
         }
+        LOG.info("namenode {} is the leader", myUrl);
         if (running == null) {
             try {
                 running = leaderServices.get();

@@ -70,7 +70,7 @@ class LeadershipTest {
     }
 
     @Test
-    void closeStopsTheServicesItStartedAndStartsNoMore() throws Exception {
+    void closeStopsTheServicesItStarted() throws Exception {
         AtomicInteger started = new AtomicInteger();
         AtomicInteger stopped = new AtomicInteger();
         CountDownLatch up = new CountDownLatch(1);
