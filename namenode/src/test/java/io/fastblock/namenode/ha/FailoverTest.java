@@ -15,10 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingCluster;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -95,12 +91,7 @@ class FailoverTest {
             try {
                 TestHttp http = new TestHttp(nn.baseUrl());
                 assertEquals(201, http.post("/v1/volumes", "{\"name\":\"before\",\"size\":\"1G\"}").status());
-                InstanceSpec zkLeader = null;
-                for (InstanceSpec spec : ensemble.getInstances()) {
-                    if (mode(spec.getPort()).equals("leader")) {
-                        zkLeader = spec;
-                    }
-                }
+                InstanceSpec zkLeader = Ensembles.leader(ensemble);
                 assertNotNull(zkLeader, "no ZooKeeper leader found");
                 assertTrue(ensemble.killServer(zkLeader));
                 long killedAt = System.nanoTime();
@@ -121,26 +112,6 @@ class FailoverTest {
             } finally {
                 nn.close();
             }
-        }
-    }
-
-    /** A ZooKeeper server's role, from its "srvr" four-letter word (whitelisted by default). */
-    private static String mode(int clientPort) {
-        try (Socket s = new Socket("127.0.0.1", clientPort)) {
-            s.setSoTimeout(5000);
-            OutputStream out = s.getOutputStream();
-            out.write("srvr".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = s.getInputStream();
-            String answer = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
-            for (String line : answer.split("\n")) {
-                if (line.startsWith("Mode: ")) {
-                    return line.substring(6).trim();
-                }
-            }
-            return "unknown";
-        } catch (java.io.IOException e) {
-            return "unreachable";
         }
     }
 }

@@ -10,10 +10,6 @@ import io.fastblock.namenode.TestHttp;
 import io.fastblock.protocol.meta.MetaJson;
 import io.fastblock.protocol.meta.NodeRecord;
 import io.fastblock.protocol.meta.ZkPaths;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,7 +82,7 @@ class ZooKeeperLeaderLossIT {
                 try {
                     for (int round = 0; round < ROUNDS; round++) {
                         Thread.sleep(1_000);
-                        InstanceSpec leader = zkLeader(ensemble);
+                        InstanceSpec leader = Ensembles.leader(ensemble);
                         assertNotNull(leader, "no ZooKeeper leader in round " + round);
                         int before = allocated.get();
                         assertTrue(ensemble.killServer(leader));
@@ -135,34 +131,6 @@ class ZooKeeperLeaderLossIT {
             if (ms > LONGEST_ALLOWED_MS) {
                 slow.add("chunk " + chunk + ": " + outcome + " after " + ms + " ms");
             }
-        }
-    }
-
-    private static InstanceSpec zkLeader(TestingCluster ensemble) {
-        for (InstanceSpec spec : ensemble.getInstances()) {
-            if ("leader".equals(mode(spec.getPort()))) {
-                return spec;
-            }
-        }
-        return null;
-    }
-
-    /** A ZooKeeper server's role, from its "srvr" four-letter word. */
-    private static String mode(int clientPort) {
-        try (Socket s = new Socket("127.0.0.1", clientPort)) {
-            s.setSoTimeout(5000);
-            OutputStream out = s.getOutputStream();
-            out.write("srvr".getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = s.getInputStream();
-            for (String line : new String(in.readAllBytes(), StandardCharsets.US_ASCII).split("\n")) {
-                if (line.startsWith("Mode: ")) {
-                    return line.substring(6).trim();
-                }
-            }
-            return "unknown";
-        } catch (java.io.IOException e) {
-            return "unreachable";
         }
     }
 }
