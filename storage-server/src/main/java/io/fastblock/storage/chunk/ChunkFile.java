@@ -188,6 +188,16 @@ final class ChunkFile implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(ChunkFile.class);
     private static final AtomicBoolean TOLD_NO_READS = new AtomicBoolean();
 
+    /** Drops the data file's mapping before the file is cut; false while views of a mapping are still out. */
+    private synchronized boolean unmapped() {
+        ResidentPages r = resident;
+        if (r == null) {
+            return true;
+        }
+        r.unmap();
+        return !r.mapped();
+    }
+
     private synchronized void closeReads() throws IOException {
         FileIo r = reads;
         reads = null;
@@ -484,7 +494,8 @@ final class ChunkFile implements Closeable {
     /**
      * Gives back blocks {@code [offset, offset + length)} (block-aligned): afterwards they read as
      * zeros and are not allocated. A range reaching the end of the data file cuts the file (its
-     * space returns); an interior range of at least {@link io.fastblock.storage.io.HolePunch#MIN_BYTES}
+     * space returns), unless a view of the file's mapping is still out (then it is zeroed as an
+     * interior range is, since a file cut under its mapping faults the process); an interior range of at least {@link io.fastblock.storage.io.HolePunch#MIN_BYTES}
      * becomes a hole (its blocks return), a smaller one is overwritten with zeros: it reads and
      * counts right but keeps its blocks until the chunk is cut or removed.
      */
@@ -496,15 +507,19 @@ final class ChunkFile implements Closeable {
         long size = data.size();
         long end = offset + length;
         if (offset < size) {
-            if (end >= size) {
+            if (end >= size && unmapped()) {
                 data.truncate(offset);
                 sums.truncate(offset / BLOCK);
             } else {
+                // Interior, or the end while a view of the file's mapping is still on its way out
+                // (a file cut under a mapping faults the process when it is read, see io.ResidentPages):
+                // the file keeps its length.
+                long zeroed = Math.min(end, size) - offset;
                 // Large ranges become holes where the file layer can punch them (see io.HolePunch).
-                data.zeroRange(offset, length);
-                if (length < io.fastblock.storage.io.HolePunch.MIN_BYTES) {
+                data.zeroRange(offset, zeroed);
+                if (zeroed < io.fastblock.storage.io.HolePunch.MIN_BYTES) {
                     // Zero-written, so still on disk until a compaction rewrites the file sparse.
-                    zeroWritten = length;
+                    zeroWritten = zeroed;
                 }
                 // 0 is the "never written" checksum, right for zeros.
                 sums.zero(offset / BLOCK, end / BLOCK);

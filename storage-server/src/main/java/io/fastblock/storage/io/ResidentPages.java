@@ -22,7 +22,10 @@ import java.util.concurrent.TimeUnit;
  * and the access is fetched alone and no readahead fills the cache with large folios; see
  * {@link NoReadaheadFileIo} for why that matters). A view shows later writes to the same file, as
  * the page cache does. The file must never shrink while mapped: an access past its end faults the
- * process.
+ * process (SIGBUS), and mincore does not rule that out, since Linux keeps a large folio whole when a
+ * cut falls inside it and reports its pages past the end as resident. So the owner drops the mapping
+ * and shrinks the file only once {@link #mapped} is false, and {@link #range} also refuses what lies
+ * past the file's current end.
  *
  * <p>Unmapping is explicit, not left to the garbage collector: a mapping keeps a deleted file's
  * blocks allocated (a chunk trimmed whole is deleted), and a collector may take hours to find a
@@ -43,6 +46,8 @@ public final class ResidentPages implements Closeable {
     private final long remapNanos;
     private final MappingBudget budget;
     private volatile Mapping current;
+    /** Mappings made and not yet unmapped: the current one and dropped ones that views still hold. */
+    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean closed;
     /** Read since the budget's clock hand last passed: the mapping gets a second chance. */
     private volatile boolean used;
@@ -79,7 +84,7 @@ public final class ResidentPages implements Closeable {
     /**
      * {@code [offset, offset + length)} as a read-only view of the mapping, which the caller must
      * release; or null: the range is not page-aligned, reaches past the file's end, has a page not in
-     * memory, or the file cannot be mapped.
+     * memory, or the file cannot be mapped. The end is the file's size now, not the mapping's.
      */
     public ByteBuf range(long offset, int length) throws IOException {
         if (length <= 0 || offset % PAGE != 0 || length % PAGE != 0) {
@@ -92,6 +97,9 @@ public final class ResidentPages implements Closeable {
             used = true;
         }
         long end = offset + length;
+        if (file.size() < end) {
+            return null; // a mapping made before the file was cut reaches past its end (see the class comment)
+        }
         Mapping m = current;
         if (m == null || m.map.capacity() < end) {
             m = remap(end);
@@ -148,7 +156,7 @@ public final class ResidentPages implements Closeable {
         if (map == null) {
             return null;
         }
-        Mapping m = new Mapping(map);
+        Mapping m = new Mapping(map, live);
         if (map.capacity() < end) {
             m.release();
             return null;
@@ -181,8 +189,11 @@ public final class ResidentPages implements Closeable {
         budget.release(this); // after this instance's lock: the budget takes its lock before ours
     }
 
-    /** Drops the mapping (its budget slot was taken, or mapping failed); a later read may map again. */
-    synchronized void unmap() {
+    /**
+     * Drops the mapping (its budget slot was taken, the file is about to be cut, or mapping failed); it
+     * is unmapped now or when the last view still out is released, and a later read may map again.
+     */
+    public synchronized void unmap() {
         Mapping m = current;
         current = null;
         if (m != null) {
@@ -197,6 +208,11 @@ public final class ResidentPages implements Closeable {
         return u;
     }
 
+    /** Whether any mapping of the file is still mapped: held, or dropped while views of it are out. */
+    public boolean mapped() {
+        return live.get() > 0;
+    }
+
     /** Whether a mapping is held now (tests). */
     boolean isMapped() {
         return current != null;
@@ -207,10 +223,13 @@ public final class ResidentPages implements Closeable {
         final ByteBuffer map;
         final long address;
         private final RefCount refs = new RefCount();
+        private final java.util.concurrent.atomic.AtomicInteger live;
 
-        Mapping(ByteBuffer map) {
+        Mapping(ByteBuffer map, java.util.concurrent.atomic.AtomicInteger live) {
             this.map = map;
             this.address = PlatformDependent.directBufferAddress(map);
+            this.live = live;
+            live.incrementAndGet();
         }
 
         /** Takes a reference unless the mapping is already gone (every reference released). */
@@ -229,6 +248,8 @@ public final class ResidentPages implements Closeable {
                     PlatformDependent.freeDirectBuffer(map); // munmap, through the buffer's own cleaner
                 } catch (RuntimeException e) {
                     // No cleaner to call here: the collector unmaps it once it finds it unreachable.
+                } finally {
+                    live.decrementAndGet();
                 }
             }
         }

@@ -198,4 +198,61 @@ class ResidentChunkReadTest {
             assertTrue(mapped <= 3);
         }
     }
+
+    /**
+     * A trim that cuts the data file must not leave a mapping that reaches past the file's new end.
+     * Linux (6.18 here, ext4) keeps a large page-cache folio whole when a cut falls inside it, so
+     * mincore calls its pages past the end resident, and reading them through the mapping is SIGBUS:
+     * that killed a storage JVM (three servers) under iscsi-test-cu, whose tests unmap a LUN's last
+     * blocks and read them back. One large write straight into the file makes such a folio.
+     */
+    @Test
+    void aRangeTrimmedOffTheEndOfAMappedFileReadsAsZeros() throws Exception {
+        int size = 1 << 20;
+        byte[] data = random(size, 9);
+        Path file = dir.resolve("chunks/3/1");
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            store.force(C);
+            io.fastblock.storage.io.PageCache.evict(file);
+            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
+                    java.nio.file.StandardOpenOption.WRITE)) {
+                ch.write(java.nio.ByteBuffer.wrap(data), 0); // the same bytes, in one write: large folios
+            }
+            long tail = size - MIN;
+            clientRead(store, tail, MIN).release();
+            assertEquals(1, store.residentReads.sum(), "the end of the file was read through its mapping");
+
+            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, tail, MIN, false).get(10, TimeUnit.SECONDS);
+            assertArrayEquals(new byte[MIN], TestBuffers.drain(clientRead(store, tail, MIN), MIN));
+            assertArrayEquals(Arrays.copyOfRange(data, 0, (int) tail), TestBuffers.drain(clientRead(store, 0, (int) tail), (int) tail),
+                    "the bytes before the cut");
+        }
+    }
+
+    @Test
+    void aTrimToTheEndWhileAViewIsOutZerosTheRangeAndTheFileKeepsItsLength() throws Exception {
+        int size = 1 << 20;
+        byte[] data = random(size, 10);
+        Path file = dir.resolve("chunks/3/1");
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            ChunkChecksumTest.write(store, C, 0, data);
+            long tail = size - MIN;
+            ByteBuf out = clientRead(store, tail, MIN); // a view on its way to a socket
+            assertTrue(out.isReadOnly());
+            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, tail, MIN, false).get(10, TimeUnit.SECONDS);
+            assertEquals(size, java.nio.file.Files.size(file), "not cut under the mapping");
+            assertArrayEquals(new byte[MIN], TestBuffers.drain(out, MIN), "the view shows the zeros, as the page cache does");
+            assertArrayEquals(new byte[MIN], TestBuffers.drain(clientRead(store, tail, MIN), MIN));
+            assertEquals(java.util.List.of(new io.fastblock.protocol.Extents.Range(0, (int) tail)),
+                    store.extents(C, 0, size).ranges(), "the range is no longer allocated");
+
+            // With no view out, the next trim to the end cuts the file.
+            long cut = tail - MIN;
+            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, cut, size - cut, false).get(10, TimeUnit.SECONDS);
+            assertEquals(cut, java.nio.file.Files.size(file));
+            assertArrayEquals(Arrays.copyOfRange(data, 0, (int) cut), TestBuffers.drain(clientRead(store, 0, (int) cut), (int) cut));
+            assertArrayEquals(new byte[2 * MIN], TestBuffers.drain(clientRead(store, cut, 2 * MIN), 2 * MIN));
+        }
+    }
 }

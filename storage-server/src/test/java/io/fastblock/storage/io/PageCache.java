@@ -13,7 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /** What a test sees of a file in the page cache: its pages dropped, its cached pages counted. */
-final class PageCache {
+public final class PageCache {
     private static final int PAGE = 4096;
     private static final int POSIX_FADV_DONTNEED = 4;
 
@@ -27,7 +27,7 @@ final class PageCache {
     private static native int mincore(Pointer addr, long length, byte[] vec);
 
     /** Drops the file's (clean) pages. */
-    static void evict(Path f) throws IOException {
+    public static void evict(Path f) throws IOException {
         int fd = LibC.open(f.toString(), LibC.O_RDONLY);
         assertTrue(fd >= 0);
         try {

@@ -3,6 +3,7 @@ package io.fastblock.storage.io;
 import static io.fastblock.storage.TestBuffers.random;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -170,6 +171,60 @@ class ResidentPagesTest {
             assertEquals(1, Mappings.of(p));
             r.close();
             assertEquals(0, Mappings.of(p));
+        }
+    }
+
+    /**
+     * A mapping made before the file was cut reaches past its end, and mincore need not say those
+     * pages are gone (Linux keeps a large folio whole when a cut falls inside it): reading them is
+     * SIGBUS. Here the handle reports a smaller size than the mapping has, so the pages are cached.
+     */
+    @Test
+    void aRangePastTheFilesCurrentEndIsRefusedThoughTheMappingReachesIt() throws Exception {
+        byte[] data = random(16 * PAGE, 13);
+        try (FileIo f = written("f", data)) {
+            long[] size = {16L * PAGE};
+            FileIo cut = new ForwardingFileIo(f) {
+                @Override
+                public long size() {
+                    return size[0];
+                }
+
+                @Override
+                public ByteBuffer mapReadOnly(long length) throws java.io.IOException {
+                    return f.mapReadOnly(length);
+                }
+            };
+            ResidentPages r = ResidentPages.of(cut, HOUR);
+            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 16 * PAGE), bytes(r.range(8L * PAGE, 8 * PAGE)));
+            size[0] = 10L * PAGE;
+            assertNull(r.range(8L * PAGE, 8 * PAGE), "reaches past the end");
+            assertNull(r.range(12L * PAGE, PAGE), "wholly past the end");
+            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 10 * PAGE), bytes(r.range(8L * PAGE, 2 * PAGE)),
+                    "up to the end still reads");
+            r.close();
+        }
+    }
+
+    @Test
+    void aDroppedMappingCountsAsMappedUntilItsLastViewIsReleased() throws Exception {
+        Path p = dir.resolve("f");
+        try (FileIo f = written("f", random(8 * PAGE, 14))) {
+            ResidentPages r = ResidentPages.of(f);
+            assertFalse(r.mapped());
+            bytes(r.range(0, PAGE));
+            assertTrue(r.mapped(), "held");
+            ByteBuf view = r.range(0, 4 * PAGE);
+            r.unmap();
+            assertTrue(r.mapped(), "dropped, but a view is out");
+            assertEquals(1, Mappings.of(p));
+            view.release();
+            assertFalse(r.mapped());
+            assertEquals(0, Mappings.of(p));
+            bytes(r.range(0, PAGE));
+            assertTrue(r.mapped(), "a later read maps it again");
+            r.close();
+            assertFalse(r.mapped());
         }
     }
 }
