@@ -18,7 +18,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -145,8 +147,8 @@ class ThinProvisioningIT {
                 CunitOutput.count(results, CunitOutput.Outcome.SKIPPED));
         System.out.println(summary);
         String failures = results.stream().filter(x -> x.outcome() == CunitOutput.Outcome.FAILED)
-                .map(CunitOutput.Result::toString).collect(java.util.stream.Collectors.joining("\n"));
-        for (java.util.Map.Entry<String, ChildProcess> p : cluster.processes().entrySet()) {
+                .map(CunitOutput.Result::toString).collect(Collectors.joining("\n"));
+        for (Map.Entry<String, ChildProcess> p : cluster.processes().entrySet()) {
             assertTrue(p.getValue().isAlive(), p.getKey() + " died during the suite; " + summary);
         }
         assertTrue(results.size() > 200, "the suite ran (" + results.size() + " results)");

@@ -9,6 +9,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A file mapped read-only, handing out the ranges whose pages are all in the page cache as views
@@ -24,8 +25,7 @@ import java.util.concurrent.TimeUnit;
  * the page cache does. The file must never shrink while mapped: an access past its end faults the
  * process (SIGBUS), and mincore does not rule that out, since Linux keeps a large folio whole when a
  * cut falls inside it and reports its pages past the end as resident. So the owner drops the mapping
- * and shrinks the file only once {@link #mapped} is false, and {@link #range} also refuses what lies
- * past the file's current end.
+ * ({@link #unmap}) and shrinks the file only once {@link #mapped} is false.
  *
  * <p>Unmapping is explicit, not left to the garbage collector: a mapping keeps a deleted file's
  * blocks allocated (a chunk trimmed whole is deleted), and a collector may take hours to find a
@@ -47,7 +47,7 @@ public final class ResidentPages implements Closeable {
     private final MappingBudget budget;
     private volatile Mapping current;
     /** Mappings made and not yet unmapped: the current one and dropped ones that views still hold. */
-    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger live = new AtomicInteger();
     private volatile boolean closed;
     /** Read since the budget's clock hand last passed: the mapping gets a second chance. */
     private volatile boolean used;
@@ -84,7 +84,7 @@ public final class ResidentPages implements Closeable {
     /**
      * {@code [offset, offset + length)} as a read-only view of the mapping, which the caller must
      * release; or null: the range is not page-aligned, reaches past the file's end, has a page not in
-     * memory, or the file cannot be mapped. The end is the file's size now, not the mapping's.
+     * memory, or the file cannot be mapped.
      */
     public ByteBuf range(long offset, int length) throws IOException {
         if (length <= 0 || offset % PAGE != 0 || length % PAGE != 0) {
@@ -97,9 +97,6 @@ public final class ResidentPages implements Closeable {
             used = true;
         }
         long end = offset + length;
-        if (file.size() < end) {
-            return null; // a mapping made before the file was cut reaches past its end (see the class comment)
-        }
         Mapping m = current;
         if (m == null || m.map.capacity() < end) {
             m = remap(end);
@@ -223,9 +220,9 @@ public final class ResidentPages implements Closeable {
         final ByteBuffer map;
         final long address;
         private final RefCount refs = new RefCount();
-        private final java.util.concurrent.atomic.AtomicInteger live;
+        private final AtomicInteger live;
 
-        Mapping(ByteBuffer map, java.util.concurrent.atomic.AtomicInteger live) {
+        Mapping(ByteBuffer map, AtomicInteger live) {
             this.map = map;
             this.address = PlatformDependent.directBufferAddress(map);
             this.live = live;

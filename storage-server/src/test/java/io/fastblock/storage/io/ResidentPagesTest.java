@@ -174,38 +174,6 @@ class ResidentPagesTest {
         }
     }
 
-    /**
-     * A mapping made before the file was cut reaches past its end, and mincore need not say those
-     * pages are gone (Linux keeps a large folio whole when a cut falls inside it): reading them is
-     * SIGBUS. Here the handle reports a smaller size than the mapping has, so the pages are cached.
-     */
-    @Test
-    void aRangePastTheFilesCurrentEndIsRefusedThoughTheMappingReachesIt() throws Exception {
-        byte[] data = random(16 * PAGE, 13);
-        try (FileIo f = written("f", data)) {
-            long[] size = {16L * PAGE};
-            FileIo cut = new ForwardingFileIo(f) {
-                @Override
-                public long size() {
-                    return size[0];
-                }
-
-                @Override
-                public ByteBuffer mapReadOnly(long length) throws java.io.IOException {
-                    return f.mapReadOnly(length);
-                }
-            };
-            ResidentPages r = ResidentPages.of(cut, HOUR);
-            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 16 * PAGE), bytes(r.range(8L * PAGE, 8 * PAGE)));
-            size[0] = 10L * PAGE;
-            assertNull(r.range(8L * PAGE, 8 * PAGE), "reaches past the end");
-            assertNull(r.range(12L * PAGE, PAGE), "wholly past the end");
-            assertArrayEquals(Arrays.copyOfRange(data, 8 * PAGE, 10 * PAGE), bytes(r.range(8L * PAGE, 2 * PAGE)),
-                    "up to the end still reads");
-            r.close();
-        }
-    }
-
     @Test
     void aDroppedMappingCountsAsMappedUntilItsLastViewIsReleased() throws Exception {
         Path p = dir.resolve("f");
