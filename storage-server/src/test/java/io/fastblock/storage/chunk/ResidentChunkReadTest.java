@@ -9,12 +9,19 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChunkId;
+import io.fastblock.protocol.Extents;
 import io.fastblock.storage.TestBuffers;
 import io.fastblock.storage.io.Mappings;
+import io.fastblock.storage.io.PageCache;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -32,6 +39,10 @@ class ResidentChunkReadTest {
 
     @TempDir
     Path dir;
+
+    private static void trim(ChunkStore store, long offset, long length) throws Exception {
+        store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, offset, length, false).get(10, TimeUnit.SECONDS);
+    }
 
     private static ByteBuf clientRead(ChunkStore store, long offset, int length) throws Exception {
         return store.readAsync(C, offset, length, PooledByteBufAllocator.DEFAULT).get(10, TimeUnit.SECONDS);
@@ -214,16 +225,15 @@ class ResidentChunkReadTest {
         try (ChunkStore store = new ChunkStore(dir, 2)) {
             ChunkChecksumTest.write(store, C, 0, data);
             store.force(C);
-            io.fastblock.storage.io.PageCache.evict(file);
-            try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(file,
-                    java.nio.file.StandardOpenOption.WRITE)) {
-                ch.write(java.nio.ByteBuffer.wrap(data), 0); // the same bytes, in one write: large folios
+            PageCache.evict(file);
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                ch.write(ByteBuffer.wrap(data), 0); // the same bytes, in one write: large folios
             }
             long tail = size - MIN;
             clientRead(store, tail, MIN).release();
             assertEquals(1, store.residentReads.sum(), "the end of the file was read through its mapping");
 
-            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, tail, MIN, false).get(10, TimeUnit.SECONDS);
+            trim(store, tail, MIN);
             assertArrayEquals(new byte[MIN], TestBuffers.drain(clientRead(store, tail, MIN), MIN));
             assertArrayEquals(Arrays.copyOfRange(data, 0, (int) tail), TestBuffers.drain(clientRead(store, 0, (int) tail), (int) tail),
                     "the bytes before the cut");
@@ -240,17 +250,17 @@ class ResidentChunkReadTest {
             long tail = size - MIN;
             ByteBuf out = clientRead(store, tail, MIN); // a view on its way to a socket
             assertTrue(out.isReadOnly());
-            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, tail, MIN, false).get(10, TimeUnit.SECONDS);
-            assertEquals(size, java.nio.file.Files.size(file), "not cut under the mapping");
+            trim(store, tail, MIN);
+            assertEquals(size, Files.size(file), "not cut under the mapping");
             assertArrayEquals(new byte[MIN], TestBuffers.drain(out, MIN), "the view shows the zeros, as the page cache does");
             assertArrayEquals(new byte[MIN], TestBuffers.drain(clientRead(store, tail, MIN), MIN));
-            assertEquals(java.util.List.of(new io.fastblock.protocol.Extents.Range(0, (int) tail)),
+            assertEquals(List.of(new Extents.Range(0, (int) tail)),
                     store.extents(C, 0, size).ranges(), "the range is no longer allocated");
 
             // With no view out, the next trim to the end cuts the file.
             long cut = tail - MIN;
-            store.trimAsync(ChunkStore.UNKNOWN_GROUP, 0, C, cut, size - cut, false).get(10, TimeUnit.SECONDS);
-            assertEquals(cut, java.nio.file.Files.size(file));
+            trim(store, cut, size - cut);
+            assertEquals(cut, Files.size(file));
             assertArrayEquals(Arrays.copyOfRange(data, 0, (int) cut), TestBuffers.drain(clientRead(store, 0, (int) cut), (int) cut));
             assertArrayEquals(new byte[2 * MIN], TestBuffers.drain(clientRead(store, cut, 2 * MIN), 2 * MIN));
         }
