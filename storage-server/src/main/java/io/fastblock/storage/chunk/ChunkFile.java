@@ -494,10 +494,11 @@ final class ChunkFile implements Closeable {
     /**
      * Gives back blocks {@code [offset, offset + length)} (block-aligned): afterwards they read as
      * zeros and are not allocated. A range reaching the end of the data file cuts the file (its
-     * space returns), unless a view of the file's mapping is still out (then it is zeroed as an
-     * interior range is, since a file cut under its mapping faults the process); an interior range of at least {@link io.fastblock.storage.io.HolePunch#MIN_BYTES}
-     * becomes a hole (its blocks return), a smaller one is overwritten with zeros: it reads and
-     * counts right but keeps its blocks until the chunk is cut or removed.
+     * space returns), unless a view of the file's mapping is still out: then it is zeroed as an
+     * interior range is, since a file cut under its mapping faults the process. An interior range of
+     * at least {@link io.fastblock.storage.io.HolePunch#MIN_BYTES} becomes a hole (its blocks
+     * return), a smaller one is overwritten with zeros: it reads and counts right but keeps its
+     * blocks until the chunk is cut or removed.
      */
     long trim(long offset, long length) throws IOException {
         long zeroWritten = 0;
