@@ -20,7 +20,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -143,16 +142,13 @@ class ThinProvisioningIT {
         List<CunitOutput.Result> results = CunitOutput.parse(r.output());
         long passed = CunitOutput.count(results, CunitOutput.Outcome.PASSED);
         long failed = CunitOutput.count(results, CunitOutput.Outcome.FAILED);
-        String summary = String.format("conformance: %d passed, %d failed, %d skipped", passed, failed,
-                CunitOutput.count(results, CunitOutput.Outcome.SKIPPED));
+        String summary = CunitOutput.summary(results);
         System.out.println(summary);
-        String failures = results.stream().filter(x -> x.outcome() == CunitOutput.Outcome.FAILED)
-                .map(CunitOutput.Result::toString).collect(Collectors.joining("\n"));
         for (Map.Entry<String, ChildProcess> p : cluster.processes().entrySet()) {
             assertTrue(p.getValue().isAlive(), p.getKey() + " died during the suite; " + summary);
         }
         assertTrue(results.size() > 200, "the suite ran (" + results.size() + " results)");
-        assertEquals(0, failed, summary + "\n" + failures);
+        assertEquals(0, failed, summary + "\n" + CunitOutput.failures(results));
         assertTrue(passed >= 202, summary);
     }
 }

@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,13 +50,10 @@ class IscsiConformanceIT {
             List<Result> results = CunitOutput.parse(out);
             long passed = CunitOutput.count(results, Outcome.PASSED);
             long failed = CunitOutput.count(results, Outcome.FAILED);
-            long skipped = CunitOutput.count(results, Outcome.SKIPPED);
-            String summary = String.format("conformance: %d passed, %d failed, %d skipped", passed, failed, skipped);
+            String summary = CunitOutput.summary(results);
             System.out.println(summary);
-            String failures = results.stream().filter(r -> r.outcome() == Outcome.FAILED).map(Result::toString)
-                    .collect(Collectors.joining("\n"));
             assertTrue(results.size() > 200, "the suite ran (" + results.size() + " results)\n" + tail(out));
-            assertEquals(0, failed, summary + "\n" + failures);
+            assertEquals(0, failed, summary + "\n" + CunitOutput.failures(results));
             assertTrue(passed >= PASSED_AT_LEAST, summary);
         }
     }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /**
  * Reads the verbose output of libiscsi's {@code iscsi-test-cu} and tells passed, failed and
@@ -70,5 +71,17 @@ public final class CunitOutput {
 
     public static long count(List<Result> results, Outcome o) {
         return results.stream().filter(r -> r.outcome() == o).count();
+    }
+
+    /** "conformance: N passed, N failed, N skipped", as the scorer prints it. */
+    public static String summary(List<Result> results) {
+        return String.format("conformance: %d passed, %d failed, %d skipped", count(results, Outcome.PASSED),
+                count(results, Outcome.FAILED), count(results, Outcome.SKIPPED));
+    }
+
+    /** The failed tests, one per line. */
+    public static String failures(List<Result> results) {
+        return results.stream().filter(r -> r.outcome() == Outcome.FAILED).map(Result::toString)
+                .collect(Collectors.joining("\n"));
     }
 }

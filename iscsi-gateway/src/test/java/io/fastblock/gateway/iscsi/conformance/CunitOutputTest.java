@@ -38,4 +38,11 @@ class CunitOutputTest {
         assertEquals(Outcome.PASSED, r.get(4).outcome(), "teardown text after the verdict");
         assertEquals(3, CunitOutput.count(r, Outcome.PASSED));
     }
+
+    @Test
+    void summarisesAsTheScorerDoesAndListsTheFailures() {
+        List<Result> r = CunitOutput.parse(SAMPLE);
+        assertEquals("conformance: 3 passed, 1 failed, 1 skipped", CunitOutput.summary(r));
+        assertEquals(r.get(3).toString(), CunitOutput.failures(r));
+    }
 }
