@@ -6,7 +6,7 @@
 #
 #   bench/run-vs-tgt.sh FASTBLOCK_URL TGT_URL [--rounds 3] [--runtime 10s] [--ramp 2s] [--span 1G]
 #                       [--out DIR] [--no-qemu] [--no-prefill] [--warmup 1] [--cpu-a PID,PID..] [--cpu-b PID,PID..]
-#                       [--only REGEX]
+#                       [--only REGEX] [--settle]
 #
 # --only REGEX runs only the workloads whose name matches (grep -E), e.g. --only write for the two write
 # workloads. The names: 4k-qd32-randread, 4k-qd32-randwrite, 1m-qd32-read, 1m-qd32-write, 4k-qd1-randread.
@@ -18,6 +18,13 @@
 # small sequential writes, its Data-In sizes), and unwarmed, each first qemu-img round ran at 0.77-0.93 of
 # the later ones on fastblock and not on tgtd (docs/performance.md).
 #
+# --settle writes every dirty page of the machine back (`sync`) before each measured run, and records how long
+# that took after each run: the write-back the run left behind, per side. Without it, a run inherits the dirty pages
+# of the runs before it (the kernel writes them back 30 s after they were dirtied), and a target that waits for the
+# disk (fastblock forces its log before it answers) pays for write-back that a target writing into its page cache
+# (tgtd with its write cache on) left behind, while the reverse costs that target nothing. The table then gives each
+# side's median write-back time per run.
+#
 # --cpu-a/--cpu-b name the processes serving each side (fastblock: gateway and storage servers; tgtd); the
 # table then also gives the CPU time they used per I/O in the load generator's runs (us per I/O, from
 # /proc/PID/stat), the figure that stays comparable when other work on the machine moves the throughput.
@@ -28,13 +35,14 @@
 set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,20p' "$0"; exit 2; }
 A=$1 B=$2; shift 2
-rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 warmup=1 cpu_a= cpu_b= only=
+rounds=3 runtime=10s ramp=2s span=1G out= qemu=1 prefill=1 warmup=1 cpu_a= cpu_b= only= settle=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2;; --runtime) runtime=$2; shift 2;; --ramp) ramp=$2; shift 2;;
     --span) span=$2; shift 2;; --out) out=$2; shift 2;; --no-qemu) qemu=0; shift;; --no-prefill) prefill=0; shift;;
     --warmup) warmup=$2; shift 2;;
     --cpu-a) cpu_a=$2; shift 2;; --cpu-b) cpu_b=$2; shift 2;; --only) only=$2; shift 2;;
+    --settle) settle=1; shift;;
     *) echo "run-vs-tgt: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -46,6 +54,12 @@ mkdir -p "$out"
 echo "results in $out" >&2
 
 lg() { java -XX:+UseParallelGC -jar "$jar" "$@"; }
+# With --settle: writes the machine's dirty pages back and records the seconds it took in file $1 (if given).
+settle() {
+  [ $settle = 1 ] || return 0
+  local t0 t1; t0=$(date +%s.%N); sync; t1=$(date +%s.%N)
+  [ -z "${1:-}" ] || python3 -c "print(f'{$t1 - $t0:.3f}')" >"$1"
+}
 # CPU ticks (user + system, 1/CLK_TCK s) used so far by a comma-separated list of processes; empty if none given
 ticks() { [ -n "$1" ] || return 0; local t=0 p; for p in ${1//,/ }; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
 
@@ -116,6 +130,7 @@ done
 # Odd rounds run A first, even rounds B first: the side that runs second inherits the first one's
 # dirty pages (its writeback competes with the second side's fsyncs), which favoured A by up to ~1.4x in
 # 4 KiB write A/Bs of one build against itself (docs/performance.md).
+settle
 for r in $(seq "$rounds"); do
   order="A B"; [ $((r % 2)) = 0 ] && order="B A"
   for w in "${workloads[@]}"; do
@@ -130,10 +145,12 @@ for r in $(seq "$rounds"); do
       lg --url "$url" $lgopts --runtime "$runtime" --ramp "$ramp" --span "$span" --json "$out/lg-$name-$side-$r.json" \
         >"$out/lg-$name-$side-$r.txt" || echo "load generator failed: $out/lg-$name-$side-$r.txt" >&2
       [ -z "$pids" ] || echo "$(( $(ticks "$pids") - t0 ))" >"$out/cpu-$name-$side-$r.txt"
+      settle "$out/settle-lg-$name-$side-$r.txt"
       if [ $qemu = 1 ]; then
         # shellcheck disable=SC2086
         timeout 300 qemu-img bench -t none -n $qopts --image-opts "$(window "$url")" >"$out/qemu-$name-$side-$r.txt" 2>&1 \
           || echo "qemu-img bench failed: $out/qemu-$name-$side-$r.txt" >&2
+        settle "$out/settle-qemu-$name-$side-$r.txt"
       fi
     done
   done
@@ -186,15 +203,15 @@ def qemu(name, side):
 unit = {"4k-qd32-randread": "IOPS", "4k-qd32-randwrite": "IOPS", "1m-qd32-read": "MB/s", "1m-qd32-write": "MB/s",
         "4k-qd1-randread": "p50 us"}
 qunit = dict(unit); qunit["4k-qd1-randread"] = "mean us"
-def row(tool, name, a, b, u, key):
+def row(tool, name, a, b, u, key, fmt=".0f"):
     fa, fb = failed.get((key, name, "A"), 0), failed.get((key, name, "B"), 0)
-    runs = (" / ".join(f"{x:.0f}" for x in a) or "-") + (f" ({fa} failed)" if fa else "") + " vs " \
-        + (" / ".join(f"{x:.0f}" for x in b) or "-") + (f" ({fb} failed)" if fb else "")
+    runs = (" / ".join(f"{x:{fmt}}" for x in a) or "-") + (f" ({fa} failed)" if fa else "") + " vs " \
+        + (" / ".join(f"{x:{fmt}}" for x in b) or "-") + (f" ({fb} failed)" if fb else "")
     if not a or not b:
         return f"| {tool} | {name} | {u} | n/a | n/a | n/a | {runs} |"
     ma, mb = statistics.median(a), statistics.median(b)
     ratio = ma / mb if mb else float("nan")
-    return f"| {tool} | {name} | {u} | {ma:.0f} | {mb:.0f} | {ratio:.2f} | {runs} |"
+    return f"| {tool} | {name} | {u} | {ma:{fmt}} | {mb:{fmt}} | {ratio:.2f} | {runs} |"
 print(f"| tool | workload | unit | A median | B median | A/B | runs A vs B |")
 print("|---|---|---|---|---|---|---|")
 for n in names:
@@ -218,4 +235,12 @@ for n in names:
     a, b = qemu(n, "A"), qemu(n, "B")
     if a or b or failed.get(("qemu", n, "A")) or failed.get(("qemu", n, "B")):
         print(row("qemu-img bench (sequential)", n, a, b, qunit[n], "qemu").replace(n, n.replace("rand", ""), 1))
+def settled(tool, name, side):
+    return [float(open(p).read()) for p in (f"{out}/settle-{tool}-{name}-{side}-{r}.txt" for r in range(1, rounds + 1))
+            if os.path.exists(p)]
+for tool, label in (("lg", "load generator"), ("qemu", "qemu-img bench")):
+    for n in names:
+        a, b = settled(tool, n, "A"), settled(tool, n, "B")
+        if a or b:
+            print(row(f"write-back left by a {label} run", n, a, b, "s", "settle", ".2f"))
 PY
