@@ -181,6 +181,7 @@ final class GroupCommitter {
                 parts[0] = header;
                 System.arraycopy(data, 0, parts, 1, data.length);
                 long pos = seg.append(parts);
+                seg.summarize(pos, header);
                 batchBytes += recordBytes;
                 writes.add(new ExtentIndex.IndexedWrite(a.chunk, a.offset, length, a.sequence, seg.number(), pos,
                         recordBytes, a.originSegment, a.originPosition, a.trim()));

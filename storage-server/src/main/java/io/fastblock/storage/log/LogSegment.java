@@ -67,6 +67,8 @@ public final class LogSegment implements Closeable {
     private final boolean boundOnly;
     /** Where the file goes instead of being deleted when the segment is retired; null: deleted. */
     private volatile Path reuseAs;
+    /** The headers of the records appended here since it was created; null for a segment opened with records in it. */
+    private volatile RecordSummary summary;
 
     private LogSegment(long number, Path path, FileIo channel, FileIoFactory files, long size, long written,
                        boolean boundOnly) {
@@ -164,6 +166,51 @@ public final class LogSegment implements Closeable {
             size = at;
         }
         return pos;
+    }
+
+    /**
+     * Starts noting the headers of the records appended from now on ({@link RecordSummary}); only
+     * for an empty segment, so that the summary covers all its records.
+     */
+    void startSummary(RecordSummary.Budget budget) {
+        synchronized (this) {
+            if (size == 0 && summary == null) {
+                summary = new RecordSummary(budget);
+            }
+        }
+    }
+
+    /** Notes the header of the record {@link #append} just put at {@code position} (committer thread). */
+    void summarize(long position, ByteBuffer header) {
+        RecordSummary s = summary;
+        if (s != null) {
+            s.add(position, header);
+        }
+    }
+
+    /**
+     * The segment's records from its summary, in order, or null when there is none that covers
+     * exactly the records now in it: the segment must then be walked ({@link HeaderWalk}).
+     */
+    List<RecordSummary.Entry> summarized() {
+        RecordSummary s = summary;
+        return s == null ? null : s.entries(size());
+    }
+
+    private void cutSummary(long position) {
+        RecordSummary s = summary;
+        if (s != null) {
+            s.cutBack(position);
+        }
+    }
+
+    /** Gives the summary's memory back. */
+    void dropSummary() {
+        RecordSummary s = summary;
+        summary = null;
+        if (s != null) {
+            s.release();
+        }
     }
 
     /** Writes the records appended since the last call, in one gathered write. */
@@ -331,6 +378,7 @@ public final class LogSegment implements Closeable {
             synchronized (this) {
                 pending.clear();
                 forgetPartialBlock();
+                cutSummary(position);
                 if (channel.size() > position) {
                     truncate(position);
                 } else {
@@ -345,6 +393,7 @@ public final class LogSegment implements Closeable {
         synchronized (padLock) {
             synchronized (this) {
                 forgetPartialBlock();
+                cutSummary(position);
                 channel.truncate(position);
                 channel.force(true);
                 size = position;
@@ -390,6 +439,7 @@ public final class LogSegment implements Closeable {
 
     /** Drops the segment set's reference and deletes the file once no reader holds it. */
     void retire() throws IOException {
+        dropSummary();
         retired = true;
         release();
     }
@@ -409,6 +459,7 @@ public final class LogSegment implements Closeable {
 
     @Override
     public void close() throws IOException {
+        dropSummary();
         closeAppender();
         channel.close();
     }

@@ -556,18 +556,31 @@ public final class LogStore implements Closeable {
         if (seg == null) {
             return List.of();
         }
-        // First the segment's record headers, then one index lookup per chunk (the span its records
-        // cover) instead of one per record: a segment of 4 KiB writes holds thousands of records of
-        // a few chunks, and each lookup takes the index's lock (the commit thread's too) and copies
-        // what it finds. The lookups come after the walk, so they see the index at least as new as
-        // the walk: a sealed segment's live bytes only shrink, and the moves are compare-and-set.
-        List<LogRecord.Header> headers = new ArrayList<>();
-        List<Long> positions = new ArrayList<>();
+        // First the segment's record headers (from its summary, or a walk of it), then one index
+        // lookup per chunk (the span its records cover) instead of one per record: a segment of
+        // 4 KiB writes holds thousands of records of a few chunks, and each lookup takes the index's
+        // lock (the commit thread's too) and copies what it finds. The lookups come after the
+        // headers, so they see the index at least as new: a sealed segment's live bytes only
+        // shrink, and the moves are compare-and-set.
+        List<LogRecord.Header> headers;
+        List<Long> positions;
         try {
-            new HeaderWalk(seg).walk(seg.size(), (pos, h) -> {
-                headers.add(h);
-                positions.add(pos);
-            });
+            List<RecordSummary.Entry> summarized = seg.summarized();
+            headers = new ArrayList<>(summarized == null ? 1024 : summarized.size());
+            positions = new ArrayList<>(summarized == null ? 1024 : summarized.size());
+            if (summarized != null) {
+                for (RecordSummary.Entry e : summarized) {
+                    headers.add(e.header());
+                    positions.add(e.position());
+                }
+            } else {
+                HeaderWalk walk = new HeaderWalk(seg);
+                walk.walk(seg.size(), (pos, h) -> {
+                    headers.add(h);
+                    positions.add(pos);
+                });
+                logMetrics.cleanerWalkBytes.increment(walk.bytesRead());
+            }
         } finally {
             seg.release();
         }

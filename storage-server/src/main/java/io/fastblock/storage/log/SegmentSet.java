@@ -30,6 +30,13 @@ import java.util.stream.Stream;
 final class SegmentSet implements Closeable {
     /** Retired files kept for reuse; the cleaner retires about as fast as the log rolls, so two cover a burst. */
     static final int KEEP_FREE = 2;
+    /**
+     * Memory for the segments' record summaries ({@link RecordSummary}): at about 55 bytes per
+     * record, 16 MiB covers about 1.2 GiB of 4 KiB records (a record of 1 MiB costs the same 55
+     * bytes). Segments beyond it are walked when cleaned.
+     */
+    static final long SUMMARY_BUDGET = 16L << 20;
+    private final RecordSummary.Budget summaries = new RecordSummary.Budget(SUMMARY_BUDGET);
     private final Path dir;
     private final long segmentSize;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
@@ -80,7 +87,9 @@ final class SegmentSet implements Closeable {
             segments.put(n, LogSegment.open(dir, n, files));
         }
         if (segments.isEmpty()) {
-            segments.put(1L, LogSegment.open(dir, 1, files));
+            LogSegment first = LogSegment.open(dir, 1, files);
+            first.startSummary(summaries);
+            segments.put(1L, first);
             syncDir();
         }
     }
@@ -147,6 +156,11 @@ final class SegmentSet implements Closeable {
         return dir;
     }
 
+    /** Summary memory not yet taken; for tests. */
+    long summaryBudgetLeft() {
+        return summaries.left();
+    }
+
     LogSegment active() {
         return segments.lastEntry().getValue();
     }
@@ -157,6 +171,7 @@ final class SegmentSet implements Closeable {
         if (active.size() > 0 && active.size() + recordBytes > segmentSize) {
             active.seal();
             LogSegment next = next(active.number() + 1);
+            next.startSummary(summaries);
             segments.put(next.number(), next);
             syncDir();
             return next;

@@ -65,6 +65,52 @@ class LivePiecesTest {
         }
     }
     /**
+     * The cleaner finds a segment's records in its summary while the segment was written by this
+     * process, and by walking the segment after a restart: both give the same pieces. Moved records
+     * (a cleaner pass in between) and trims are among them.
+     */
+    @Test
+    void theSummaryFindsTheSamePiecesAsAWalkOfTheSegment() throws Exception {
+        ChunkId[] chunks = {new ChunkId(5, 0), new ChunkId(5, 1), new ChunkId(6, 3)};
+        Random r = new Random(17);
+        Map<Long, List<LogStore.LivePiece>> fromSummaries = new TreeMap<>();
+        try (LogStore store = LogStore.open(dir, 1 << 20, new StorageMetrics())) {
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 800; i++) {
+                    ChunkId c = chunks[r.nextInt(chunks.length)];
+                    long off = (long) K * r.nextInt(256);
+                    if (r.nextInt(20) == 0) {
+                        store.trim(c, off, round * 1000 + i + 1, K * (1 + r.nextInt(8))).get(30, TimeUnit.SECONDS);
+                    } else {
+                        write(store, c, off, bytes(K * (1 + r.nextInt(4)), round * 1000 + i));
+                    }
+                }
+                if (round == 0) {
+                    LogFixture.cleanUntilDone(new LogCleaner(store, new LogCleaner.Settings(0.85, 0.95, 0, 1.0, 16 * 1024, 5)));
+                    assertTrue(store.logMetrics().cleanerBytesMoved.count() > 0, "the cleaner moved records");
+                }
+            }
+            for (LogSegment s : store.sealedSegments()) {
+                fromSummaries.put(s.number(), store.livePieces(s.number(), 64 * K));
+            }
+            assertTrue(fromSummaries.size() >= 3, "several sealed segments: " + fromSummaries.keySet());
+            assertEquals(0, store.logMetrics().cleanerWalkBytes.count(), "no segment of this process was walked");
+        }
+        try (LogStore store = LogStore.open(dir, 1 << 20, new StorageMetrics())) {
+            int compared = 0;
+            for (LogSegment s : store.sealedSegments()) {
+                List<LogStore.LivePiece> expected = fromSummaries.get(s.number());
+                if (expected != null) {
+                    assertEquals(expected, store.livePieces(s.number(), 64 * K), "segment " + s.number());
+                    compared++;
+                }
+            }
+            assertTrue(compared >= 3, "compared " + compared);
+            assertTrue(store.logMetrics().cleanerWalkBytes.count() > 0, "segments opened from disk are walked");
+        }
+    }
+
+    /**
      * Large records cut into many live pieces by small overwrites (a prefilled volume under 4 KiB
      * random writes): read in segment order through one {@link LoadedRuns}, as the cleaner does,
      * every piece still holds the chunk's current bytes, and each run is read from the log once
