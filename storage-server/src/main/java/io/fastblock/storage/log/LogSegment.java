@@ -172,7 +172,7 @@ public final class LogSegment implements Closeable {
      * Starts noting the headers of the records appended from now on ({@link RecordSummary}); only
      * for an empty segment, so that the summary covers all its records.
      */
-    void startSummary(RecordSummary.Budget budget) {
+    void startSummary(java.util.concurrent.Semaphore budget) {
         synchronized (this) {
             if (size == 0 && summary == null) {
                 summary = new RecordSummary(budget);
@@ -202,6 +202,12 @@ public final class LogSegment implements Closeable {
         if (s != null) {
             s.cutBack(position);
         }
+    }
+
+    /** Bytes of summary memory this segment holds. */
+    long summaryBytes() {
+        RecordSummary s = summary;
+        return s == null ? 0 : s.bytes();
     }
 
     /** Gives the summary's memory back. */

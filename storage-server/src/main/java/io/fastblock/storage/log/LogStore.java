@@ -535,6 +535,15 @@ public final class LogStore implements Closeable {
     }
 
     /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
+    /** Summary memory the log's segments hold and what is left of its budget, in bytes; for tests. */
+    long[] summaryMemory() {
+        long held = 0;
+        for (LogSegment s : segments.all()) {
+            held += s.summaryBytes();
+        }
+        return new long[] {held, segments.summaryBudgetLeft()};
+    }
+
     List<LogSegment> sealedSegments() {
         long cp = committer.checkpointSegment();
         List<LogSegment> out = new ArrayList<>();

@@ -3,7 +3,7 @@ package io.fastblock.storage.log;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.Semaphore;
 
 /**
  * The headers of a segment's records as this process appended them, so that the cleaner can find
@@ -28,35 +28,8 @@ final class RecordSummary {
     record Entry(long position, LogRecord.Header header) {
     }
 
-    /** Bytes of summaries the segments of one log may hold together. */
-    static final class Budget {
-        private final AtomicLong left;
-
-        Budget(long bytes) {
-            this.left = new AtomicLong(bytes);
-        }
-
-        boolean take(long bytes) {
-            long now;
-            do {
-                now = left.get();
-                if (now < bytes) {
-                    return false;
-                }
-            } while (!left.compareAndSet(now, now - bytes));
-            return true;
-        }
-
-        void give(long bytes) {
-            left.addAndGet(bytes);
-        }
-
-        long left() {
-            return left.get();
-        }
-    }
-
-    private final Budget budget;
+    /** The log's memory for summaries, in blocks: one permit each. */
+    private final Semaphore budget;
     private final List<byte[]> blocks = new ArrayList<>();
     /** Where the entries of each block but the last end. */
     private final List<Integer> ends = new ArrayList<>();
@@ -66,7 +39,12 @@ final class RecordSummary {
     /** The budget ran out: the summary no longer covers the segment and is never used. */
     private boolean abandoned;
 
-    RecordSummary(Budget budget) {
+    /** A budget of {@code bytes} of summaries (whole blocks) for the segments of one log. */
+    static Semaphore budget(long bytes) {
+        return new Semaphore((int) Math.min(Integer.MAX_VALUE, bytes / BLOCK));
+    }
+
+    RecordSummary(Semaphore budget) {
         this.budget = budget;
     }
 
@@ -81,7 +59,7 @@ final class RecordSummary {
             return;
         }
         if (used + ENTRY_OVERHEAD + length > BLOCK) {
-            if (!budget.take(BLOCK)) {
+            if (!budget.tryAcquire()) {
                 abandon();
                 return;
             }
@@ -105,30 +83,24 @@ final class RecordSummary {
         if (abandoned) {
             return;
         }
-        int kept = 0;
-        for (int bi = 0; bi < blocks.size(); bi++) {
-            byte[] block = blocks.get(bi);
-            int end = end(bi);
-            int at = 0;
-            while (at < end) {
-                ByteBuffer b = ByteBuffer.wrap(block, at, ENTRY_OVERHEAD);
-                if (b.getLong() >= position) {
-                    // Records are noted in position order: this one and all after it go.
-                    while (blocks.size() > bi + 1) {
-                        blocks.remove(blocks.size() - 1);
-                        budget.give(BLOCK);
-                    }
-                    while (ends.size() > bi) {
-                        ends.remove(ends.size() - 1);
-                    }
-                    used = at;
-                    records = kept;
-                    return;
-                }
-                at += ENTRY_OVERHEAD + (b.get() & 0xff);
-                kept++;
+        int[] kept = {0};
+        scan((bi, at, pos, length) -> {
+            if (pos < position) {
+                kept[0]++;
+                return true;
             }
-        }
+            // Records are noted in position order: this one and all after it go.
+            while (blocks.size() > bi + 1) {
+                blocks.remove(blocks.size() - 1);
+                budget.release();
+            }
+            while (ends.size() > bi) {
+                ends.remove(ends.size() - 1);
+            }
+            used = at;
+            records = kept[0];
+            return false;
+        });
     }
 
     /**
@@ -162,6 +134,24 @@ final class RecordSummary {
 
     private List<Entry> parse() {
         List<Entry> out = new ArrayList<>(records);
+        scan((bi, at, position, length) -> {
+            LogRecord.Header h = LogRecord.parse(ByteBuffer.wrap(blocks.get(bi), at + ENTRY_OVERHEAD, length).slice());
+            if (h == null) {
+                throw new IllegalStateException("record summary holds an unparsable header at position " + position);
+            }
+            out.add(new Entry(position, h));
+            return true;
+        });
+        return out;
+    }
+
+    private interface EntryVisitor {
+        /** Entry of a record at {@code position}, {@code at} bytes into block {@code bi}; false stops the scan. */
+        boolean entry(int bi, int at, long position, int headerLength);
+    }
+
+    /** Visits the entries in order until the visitor says stop. */
+    private void scan(EntryVisitor visitor) {
         for (int bi = 0; bi < blocks.size(); bi++) {
             byte[] block = blocks.get(bi);
             int end = end(bi);
@@ -170,15 +160,12 @@ final class RecordSummary {
                 ByteBuffer b = ByteBuffer.wrap(block, at, ENTRY_OVERHEAD);
                 long position = b.getLong();
                 int length = b.get() & 0xff;
-                LogRecord.Header h = LogRecord.parse(ByteBuffer.wrap(block, at + ENTRY_OVERHEAD, length).slice());
-                if (h == null) {
-                    throw new IllegalStateException("record summary holds an unparsable header at position " + position);
+                if (!visitor.entry(bi, at, position, length)) {
+                    return;
                 }
-                out.add(new Entry(position, h));
                 at += ENTRY_OVERHEAD + length;
             }
         }
-        return out;
     }
 
     /** Where the entries of block {@code bi} end: every block but the last is closed when the next entry does not fit. */
@@ -188,7 +175,7 @@ final class RecordSummary {
 
     private void abandon() {
         abandoned = true;
-        budget.give((long) blocks.size() * BLOCK);
+        budget.release(blocks.size());
         blocks.clear();
         ends.clear();
         used = BLOCK;

@@ -36,7 +36,7 @@ final class SegmentSet implements Closeable {
      * bytes). Segments beyond it are walked when cleaned.
      */
     static final long SUMMARY_BUDGET = 16L << 20;
-    private final RecordSummary.Budget summaries = new RecordSummary.Budget(SUMMARY_BUDGET);
+    private final java.util.concurrent.Semaphore summaries = RecordSummary.budget(SUMMARY_BUDGET);
     private final Path dir;
     private final long segmentSize;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
@@ -156,9 +156,9 @@ final class SegmentSet implements Closeable {
         return dir;
     }
 
-    /** Summary memory not yet taken; for tests. */
+    /** Summary memory not yet taken, in bytes; for tests. */
     long summaryBudgetLeft() {
-        return summaries.left();
+        return (long) summaries.availablePermits() * RecordSummary.BLOCK;
     }
 
     LogSegment active() {

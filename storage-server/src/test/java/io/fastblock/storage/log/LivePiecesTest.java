@@ -95,6 +95,9 @@ class LivePiecesTest {
             }
             assertTrue(fromSummaries.size() >= 3, "several sealed segments: " + fromSummaries.keySet());
             assertEquals(0, store.logMetrics().cleanerWalkBytes.count(), "no segment of this process was walked");
+            long[] memory = store.summaryMemory();
+            assertTrue(memory[0] > 0, "the segments hold summaries");
+            assertEquals(SegmentSet.SUMMARY_BUDGET, memory[0] + memory[1], "the cleaned segments gave their summaries back");
         }
         try (LogStore store = LogStore.open(dir, 1 << 20, new StorageMetrics())) {
             int compared = 0;

@@ -9,6 +9,7 @@ import io.fastblock.protocol.ChunkId;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Semaphore;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -36,9 +37,13 @@ class RecordSummaryTest {
         return pos;
     }
 
+    private static long left(Semaphore budget) {
+        return (long) budget.availablePermits() * RecordSummary.BLOCK;
+    }
+
     @Test
     void givesBackEveryHeaderInOrderAcrossBlocks() {
-        RecordSummary.Budget budget = new RecordSummary.Budget(64L << 20);
+        Semaphore budget = RecordSummary.budget(64L << 20);
         RecordSummary s = new RecordSummary(budget);
         List<ByteBuffer> headers = new ArrayList<>();
         long size = fill(s, 5000, headers); // ~300 KB of entries: several blocks
@@ -53,29 +58,29 @@ class RecordSummaryTest {
             pos += e.header().size();
         }
         assertTrue(s.bytes() > RecordSummary.BLOCK, "spans blocks: " + s.bytes());
-        assertEquals((64L << 20) - s.bytes(), budget.left());
+        assertEquals((64L << 20) - s.bytes(), left(budget));
     }
 
     @Test
     void isNotUsedUnlessItTilesTheSegment() {
-        RecordSummary s = new RecordSummary(new RecordSummary.Budget(1 << 20));
+        RecordSummary s = new RecordSummary(RecordSummary.budget(1 << 20));
         long size = fill(s, 10, new ArrayList<>());
         assertNotNull(s.entries(size));
         assertNull(s.entries(size + 1), "bytes past the last noted record");
         assertNull(s.entries(size - 1), "a segment shorter than its records");
-        RecordSummary gap = new RecordSummary(new RecordSummary.Budget(1 << 20));
+        RecordSummary gap = new RecordSummary(RecordSummary.budget(1 << 20));
         ByteBuffer[] data = {ByteBuffer.allocate(4096)};
         gap.add(0, LogRecord.header(SEGMENT, CHUNK, 0, 1, data));
         gap.add(2 * (LogRecord.HEADER + 4096), LogRecord.header(SEGMENT, CHUNK, 8192, 3, data)); // one record missing
         assertNull(gap.entries(3 * (LogRecord.HEADER + 4096)));
-        RecordSummary late = new RecordSummary(new RecordSummary.Budget(1 << 20));
+        RecordSummary late = new RecordSummary(RecordSummary.budget(1 << 20));
         late.add(LogRecord.HEADER + 4096, LogRecord.header(SEGMENT, CHUNK, 4096, 2, data)); // started after the first record
         assertNull(late.entries(2 * (LogRecord.HEADER + 4096)));
     }
 
     @Test
     void aCutDropsTheRecordsFromThereOnAndGivesTheirMemoryBack() {
-        RecordSummary.Budget budget = new RecordSummary.Budget(64L << 20);
+        Semaphore budget = RecordSummary.budget(64L << 20);
         RecordSummary s = new RecordSummary(budget);
         List<ByteBuffer> headers = new ArrayList<>();
         fill(s, 5000, headers);
@@ -89,7 +94,7 @@ class RecordSummaryTest {
         assertNotNull(kept);
         assertEquals(100, kept.size());
         assertTrue(s.bytes() < held, "blocks given back: " + s.bytes() + " of " + held);
-        assertEquals((64L << 20) - s.bytes(), budget.left());
+        assertEquals((64L << 20) - s.bytes(), left(budget));
         // Appends go on after the cut as before.
         ByteBuffer next = LogRecord.header(SEGMENT, CHUNK, 0, 99_999, new ByteBuffer[] {ByteBuffer.allocate(4096)});
         s.add(cut, next);
@@ -98,20 +103,20 @@ class RecordSummaryTest {
 
     @Test
     void runningOutOfBudgetGivesTheSummaryUpAndItsMemoryBack() {
-        RecordSummary.Budget budget = new RecordSummary.Budget(RecordSummary.BLOCK);
+        Semaphore budget = RecordSummary.budget(RecordSummary.BLOCK);
         RecordSummary s = new RecordSummary(budget);
         long size = fill(s, 500, new ArrayList<>()); // one block holds about a thousand; fine
         assertNotNull(s.entries(size));
-        assertEquals(0, budget.left());
+        assertEquals(0, left(budget));
         long more = fill(s, 3000, new ArrayList<>()); // needs a second block: refused
         assertNull(s.entries(size), "a summary missing records is never used");
         assertNull(s.entries(more));
-        assertEquals(RecordSummary.BLOCK, budget.left());
+        assertEquals(RecordSummary.BLOCK, left(budget));
         RecordSummary other = new RecordSummary(budget);
         other.add(0, LogRecord.header(SEGMENT, CHUNK, 0, 1, new ByteBuffer[] {ByteBuffer.allocate(4096)}));
         assertNotNull(other.entries(LogRecord.HEADER + 4096), "the memory went back to the budget");
         other.release();
-        assertEquals(RecordSummary.BLOCK, budget.left());
+        assertEquals(RecordSummary.BLOCK, left(budget));
         assertNull(other.entries(LogRecord.HEADER + 4096));
     }
 }
