@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -172,7 +173,7 @@ public final class LogSegment implements Closeable {
      * Starts noting the headers of the records appended from now on ({@link RecordSummary}); only
      * for an empty segment, so that the summary covers all its records.
      */
-    void startSummary(java.util.concurrent.Semaphore budget) {
+    void startSummary(Semaphore budget) {
         synchronized (this) {
             if (size == 0 && summary == null) {
                 summary = new RecordSummary(budget);

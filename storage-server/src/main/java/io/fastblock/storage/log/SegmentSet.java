@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -36,7 +37,7 @@ final class SegmentSet implements Closeable {
      * bytes). Segments beyond it are walked when cleaned.
      */
     static final long SUMMARY_BUDGET = 16L << 20;
-    private final java.util.concurrent.Semaphore summaries = RecordSummary.budget(SUMMARY_BUDGET);
+    private final Semaphore summaries = RecordSummary.budget(SUMMARY_BUDGET);
     private final Path dir;
     private final long segmentSize;
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
