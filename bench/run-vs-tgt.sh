@@ -23,7 +23,7 @@
 # of the runs before it (the kernel writes them back 30 s after they were dirtied), and a target that waits for the
 # disk (fastblock forces its log before it answers) pays for write-back that a target writing into its page cache
 # (tgtd with its write cache on) left behind, while the reverse costs that target nothing. The table then gives each
-# side's median write-back time per run.
+# side's median write-back time per run. Measured once (4 KiB writes, docs/performance.md): the ratios did not move.
 #
 # --cpu-a/--cpu-b name the processes serving each side (fastblock: gateway and storage servers; tgtd); the
 # table then also gives the CPU time they used per I/O in the load generator's runs (us per I/O, from

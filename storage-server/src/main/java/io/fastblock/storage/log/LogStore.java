@@ -534,7 +534,6 @@ public final class LogStore implements Closeable {
     record LivePiece(ChunkId chunk, long start, long end, Extent extent) {
     }
 
-    /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
     /** Summary memory the log's segments hold and what is left of its budget, in bytes; for tests. */
     long[] summaryMemory() {
         long held = 0;
@@ -544,6 +543,7 @@ public final class LogStore implements Closeable {
         return new long[] {held, segments.summaryBudgetLeft()};
     }
 
+    /** Segments the cleaner may reclaim: before the index checkpoint's segment, so replay never needs them. */
     List<LogSegment> sealedSegments() {
         long cp = committer.checkpointSegment();
         List<LogSegment> out = new ArrayList<>();
@@ -571,30 +571,22 @@ public final class LogStore implements Closeable {
         // lock (the commit thread's too) and copies what it finds. The lookups come after the
         // headers, so they see the index at least as new: a sealed segment's live bytes only
         // shrink, and the moves are compare-and-set.
-        List<LogRecord.Header> headers;
-        List<Long> positions;
+        List<RecordSummary.Entry> records;
         try {
-            List<RecordSummary.Entry> summarized = seg.summarized();
-            headers = new ArrayList<>(summarized == null ? 1024 : summarized.size());
-            positions = new ArrayList<>(summarized == null ? 1024 : summarized.size());
-            if (summarized != null) {
-                for (RecordSummary.Entry e : summarized) {
-                    headers.add(e.header());
-                    positions.add(e.position());
-                }
-            } else {
+            records = seg.summarized();
+            if (records == null) {
+                List<RecordSummary.Entry> walked = new ArrayList<>();
                 HeaderWalk walk = new HeaderWalk(seg);
-                walk.walk(seg.size(), (pos, h) -> {
-                    headers.add(h);
-                    positions.add(pos);
-                });
+                walk.walk(seg.size(), (pos, h) -> walked.add(new RecordSummary.Entry(pos, h)));
                 logMetrics.cleanerWalkBytes.increment(walk.bytesRead());
+                records = walked;
             }
         } finally {
             seg.release();
         }
         Map<ChunkId, long[]> spans = new HashMap<>();
-        for (LogRecord.Header h : headers) {
+        for (RecordSummary.Entry r : records) {
+            LogRecord.Header h = r.header();
             long[] span = spans.computeIfAbsent(h.chunk(), c -> new long[] {Long.MAX_VALUE, Long.MIN_VALUE});
             span[0] = Math.min(span[0], h.offset());
             span[1] = Math.max(span[1], h.offset() + h.length());
@@ -604,9 +596,9 @@ public final class LogStore implements Closeable {
             extentsOf.put(e.getKey(), index.find(e.getKey(), e.getValue()[0], e.getValue()[1]));
         }
         List<LivePiece> out = new ArrayList<>();
-        for (int r = 0; r < headers.size(); r++) {
-            LogRecord.Header h = headers.get(r);
-            long pos = positions.get(r);
+        for (RecordSummary.Entry r : records) {
+            LogRecord.Header h = r.header();
+            long pos = r.position();
             List<Extent> found = extentsOf.get(h.chunk());
             long hEnd = h.offset() + h.length();
             for (int i = firstEndingAfter(found, h.offset()); i < found.size() && found.get(i).chunkOffset() < hEnd; i++) {

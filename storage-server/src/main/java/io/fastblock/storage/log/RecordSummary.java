@@ -69,11 +69,8 @@ final class RecordSummary {
             blocks.add(new byte[BLOCK]);
             used = 0;
         }
-        ByteBuffer b = ByteBuffer.wrap(blocks.get(blocks.size() - 1), used, ENTRY_OVERHEAD + length);
-        b.putLong(position).put((byte) length);
-        for (int i = 0; i < length; i++) {
-            b.put(header.get(i));
-        }
+        ByteBuffer.wrap(blocks.get(blocks.size() - 1), used, ENTRY_OVERHEAD + length)
+                .putLong(position).put((byte) length).put(header.duplicate().position(0));
         used += ENTRY_OVERHEAD + length;
         records++;
     }
