@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class AnswerSpinTest {
@@ -35,6 +36,7 @@ class AnswerSpinTest {
         }
     }
 
+    @BeforeEach
     @AfterEach
     void forget() {
         AnswerSpin.forgetThreadState();
@@ -73,6 +75,21 @@ class AnswerSpinTest {
         assertEquals(0, polls.calls);
         AnswerSpin.answered();
         assertEquals(1, spin.calculateStrategy(polls, false), "two awaited: within the bound");
+    }
+
+    /** A deep client queue merged into few storage requests (sequential writes) is not a reason to poll. */
+    @Test
+    void withMoreCommandsExecutingThanTheBoundTheLoopSleepsThoughFewAnswersAreAwaited() throws Exception {
+        AnswerSpin.awaiting();
+        AnswerSpin.commandStarted();
+        AnswerSpin.commandStarted();
+        AnswerSpin.commandStarted();
+        Polls polls = new Polls(1);
+        assertEquals(SelectStrategy.SELECT, spin.calculateStrategy(polls, false));
+        assertEquals(0, polls.calls);
+        AnswerSpin.commandEnded();
+        assertEquals(1, spin.calculateStrategy(polls, false), "two commands: within the bound");
+        assertEquals(2, AnswerSpin.commands());
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.fastblock.gateway.iscsi.session;
 
+import io.fastblock.gateway.client.AnswerSpin;
 import io.fastblock.gateway.iscsi.TargetAccess;
 import io.fastblock.gateway.iscsi.TargetCatalog;
 import io.fastblock.gateway.iscsi.login.LoginNegotiator;
@@ -1001,6 +1002,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
             }
         }
         t.executing = true;
+        AnswerSpin.commandStarted(); // ended in completed(), on this loop
         scsi.execute(t.lun, t.cdb, t.dataOut, t.write ? t.edtl : 0, nexus, alloc).whenComplete((result, err) -> {
             // Storage answers usually complete on this connection's own loop (StorageClient#attachTo):
             // answer at once then, rather than queue a task behind the loop's other work.
@@ -1023,6 +1025,7 @@ public final class IscsiConnectionHandler extends ChannelInboundHandlerAdapter {
     private void completed(ScsiTask t, ScsiResult outcome, Throwable err) {
         ScsiResult result = outcome;
         t.executing = false;
+        AnswerSpin.commandEnded();
         if (err != null) {
             LOG.error("SCSI command failed unexpectedly", err);
             result = ScsiResult.check(Sense.INTERNAL_TARGET_FAILURE);

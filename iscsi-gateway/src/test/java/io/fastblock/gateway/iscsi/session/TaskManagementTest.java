@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.gateway.GatewayConfig;
+import io.fastblock.gateway.client.AnswerSpin;
 import io.fastblock.gateway.iscsi.FileTargetCatalog;
 import io.fastblock.gateway.iscsi.IscsiServer;
 import io.fastblock.gateway.iscsi.IscsiSettings;
@@ -188,6 +189,54 @@ class TaskManagementTest {
             assertEquals(0x29, own.data()[2 + 12]);
             assertEquals(0x03, own.data()[2 + 13]);
         }
+    }
+
+    /** Commands executing, summed over the server's loops, each asked on itself (AnswerSpin counts per loop thread). */
+    int commandsExecuting() throws Exception {
+        int sum = 0;
+        for (io.netty.util.concurrent.EventExecutor loop : server.eventLoops()) {
+            sum += loop.submit(AnswerSpin::commands).get();
+        }
+        return sum;
+    }
+
+    void awaitCommandsExecuting(int expected) throws Exception {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (commandsExecuting() != expected && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(expected, commandsExecuting());
+    }
+
+    /**
+     * The loops' count of executing commands (it stops the answer poll at queue depth) comes back
+     * to zero whichever way a command ends: answered, aborted, or orphaned by its connection's end.
+     */
+    @Test
+    void theLoopsCountOfExecutingCommandsReturnsToZeroAnsweredAbortedOrOrphaned() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            device().hold = new CountDownLatch(1);
+            ByteBuffer w1 = ini.scsi(0xA0, 512, write10(0, 1), false);
+            ini.send(w1, new byte[512]);
+            ByteBuffer w2 = ini.scsi(0xA0, 512, write10(1, 1), false);
+            ini.send(w2, new byte[512]);
+            awaitCommandsExecuting(2);
+            ini.send(tmf(ini, 1, w1.getInt(16), w1.getInt(24)), new byte[0]);
+            assertEquals(0x22, ini.recv().opcode(), "the abort is answered at the fence");
+            assertEquals(2, commandsExecuting(), "the aborted write is still in the device");
+            device().hold.countDown();
+            assertEquals(0x21, ini.recv().opcode(), "the other write answers");
+            awaitCommandsExecuting(0);
+        }
+        CountDownLatch hold = new CountDownLatch(1);
+        try (TestInitiator ini = login(2)) {
+            catalog.opened.get(catalog.opened.size() - 1).hold = hold; // the device this session opened
+            ini.send(ini.scsi(0xA0, 512, write10(2, 1), false), new byte[512]);
+            awaitCommandsExecuting(1);
+        }
+        awaitCommandsExecuting(1); // the connection is gone, its write is not
+        hold.countDown();
+        awaitCommandsExecuting(0);
     }
 
     @Test
