@@ -34,9 +34,9 @@ import java.util.function.LongSupplier;
  * {@code maxAwaited} of those are out too. A client's queue can be deep while few storage
  * requests are out: the gateway merges a stream's sequential writes into a few larger ones, so
  * qemu-img's 32 queued 4 KiB writes kept one or two answers awaited and the loop polled through
- * them, 4 epoll calls per write. Measured (two warm clusters, 6 alternating pairs of 100 000
- * writes): 2 µs more of the gateway's CPU per write and 3-5 µs more of the machine's, for 5% fewer
- * writes per second; at that depth something else always wakes the loop soon.
+ * them, 4 epoll calls per write, for 1.5-2 µs of the gateway's CPU per write (two warm clusters,
+ * 8 alternating pairs of 100 000 writes; the rate's gain, median 5%, was within the noise). At
+ * that depth something else wakes the loop soon anyway.
  *
  * <p>The counts are per event loop thread, kept by the {@link StorageConnection}s living on that
  * loop ({@link #awaiting} and {@link #answered}) and by the iSCSI connections on it
