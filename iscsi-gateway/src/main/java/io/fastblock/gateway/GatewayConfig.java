@@ -91,7 +91,8 @@ public record GatewayConfig(String listenHost, int iscsiPort, String portalAddre
      * @param qosPoll        {@code --qos-poll}: how often an open volume's record (QoS, size, layers) is read again
      *                       from the namenode (default 2 s)
      * @param answerSpin     {@code --answer-spin}: how long at most an iSCSI event loop whose only work is one
-     *                       or two awaited storage answers polls for them before it sleeps (client.AnswerSpin;
+     *                       or two awaited storage answers, for at most two initiators' commands, polls for them
+     *                       before it sleeps (client.AnswerSpin;
      *                       each poll adapts to how long answers take, from 50 µs); 0 turns polling off
      *                       (default 200us)
      */
