@@ -87,9 +87,11 @@ class ClusterAcceptanceIT {
                 "--zk-port=" + zk, "--zk-peer-port=" + peers, "--namenodes=2", "--namenode-port=" + namenodes,
                 "--storage-count=5", "--storage-port=" + storage, "--racks=3", "--iscsi-port=" + iscsi,
                 "--chunk-size=4M", "--no-demo", "--child-heap=192m",
-                // re-replication paced slowly enough that step 6 can measure foreground I/O while it runs;
-                // checkpoints 5 s apart (the default is 30 s) so that step 5's chunks turn clean within its wait
-                "--storage-args=--copy-rate=8M --checkpoint-ms=5000", "--namenode-args=--replace-after-ms=" + REPLACE_AFTER_MS);
+                // re-replication paced slowly enough that step 7 can measure foreground I/O while it runs
+                // (a 10 s window) and fast enough that step 3's heal does not dominate the suite (at 8M it
+                // copied for 116 s); checkpoints 5 s apart (the default is 30 s) so that step 5's chunks
+                // turn clean within its wait
+                "--storage-args=--copy-rate=16M --checkpoint-ms=5000", "--namenode-args=--replace-after-ms=" + REPLACE_AFTER_MS);
         cluster = LocalCluster.start(config, LocalCluster.defaultClasspath(), System.out);
         NamenodeAdmin admin = cluster.admin();
         assertEquals(201, admin.createVolume(VOLUME, "2G", "4M").status());
