@@ -32,6 +32,8 @@ public final class FileBlockDevice implements BlockDevice {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** When set, every operation fails with this reason (to test sense mapping). */
     public volatile DeviceException.Reason failWith;
+    /** Thrown by the next {@link #write} call itself instead of failing its future (a buggy device). */
+    public volatile RuntimeException throwOnWrite;
     /** When set, reads and writes wait for it before touching the file (a stuck backend). */
     public volatile CountDownLatch hold;
     /** Reads asked of this device so far (counted when asked, before {@link #hold} is waited for). */
@@ -193,6 +195,11 @@ public final class FileBlockDevice implements BlockDevice {
 
     @Override
     public CompletableFuture<Void> write(long offset, ByteBuf data) {
+        RuntimeException thrown = throwOnWrite;
+        if (thrown != null) {
+            throwOnWrite = null;
+            throw thrown;
+        }
         data.retain();
         return CompletableFuture.runAsync(() -> {
             try {

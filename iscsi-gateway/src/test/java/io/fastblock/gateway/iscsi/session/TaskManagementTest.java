@@ -239,6 +239,26 @@ class TaskManagementTest {
         awaitCommandsExecuting(0);
     }
 
+    /**
+     * A device call that throws instead of failing its future still ends the command, with a precise
+     * error (ScsiCommandHandler turns the throw into a failed future), and leaves no count behind.
+     */
+    @Test
+    void aDeviceThatThrowsEndsTheCommandWithInternalTargetFailure() throws Exception {
+        try (TestInitiator ini = login(1)) {
+            device().throwOnWrite = new IllegalStateException("injected: thrown by the device call");
+            ini.send(ini.scsi(0xA0, 512, write10(0, 1), false), new byte[512]);
+            Pdu r = ini.recv();
+            assertEquals(0x21, r.opcode());
+            assertEquals(2, r.u8(3), "CHECK CONDITION");
+            assertEquals(0x04, r.data()[4] & 0x0f, "sense key HARDWARE ERROR");
+            assertEquals(0x44, r.data()[14] & 0xff, "ASC INTERNAL TARGET FAILURE");
+            awaitCommandsExecuting(0);
+            ini.send(ini.scsi(0xA0, 512, write10(0, 1), false), new byte[512]);
+            assertEquals(0, ini.recv().u8(3), "the next write runs");
+        }
+    }
+
     @Test
     void abortTaskSetAndWarmResetComplete() throws Exception {
         try (TestInitiator ini = login(1)) {
