@@ -247,6 +247,16 @@ public final class StorageServer implements AutoCloseable {
         return port;
     }
 
+    /** Requests taken from the open connections and not answered yet (each connection stops reading at its bound). */
+    public int unansweredRequests() {
+        int n = 0;
+        for (Channel c : connections) {
+            io.fastblock.storage.net.StorageRequestHandler h = c.pipeline().get(io.fastblock.storage.net.StorageRequestHandler.class);
+            n += h == null ? 0 : h.outstanding();
+        }
+        return n;
+    }
+
     /** How the READY line names this server: node id, then where it listens. */
     public String endpoint() {
         return nodeId + " " + config.listen() + ":" + port;

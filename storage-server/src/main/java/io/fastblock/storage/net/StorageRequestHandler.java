@@ -27,7 +27,8 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
     private final ReplicaService service;
     private final InflightRequests inflight;
     private final ClientChannels clients;
-    private int outstanding; // event-loop confined
+    /** Written on the connection's loop only; volatile for {@link #outstanding()} from elsewhere. */
+    private volatile int outstanding;
 
     public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
         this(service, inflight, new ClientChannels());
@@ -38,6 +39,11 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
         this.service = service;
         this.inflight = inflight;
         this.clients = clients;
+    }
+
+    /** Requests taken from this connection and not answered yet. */
+    public int outstanding() {
+        return outstanding;
     }
 
     @Override
@@ -98,7 +104,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
      */
     private void answer(ChannelHandlerContext ctx, StorageResponse answer) {
         if (answer == null) {
-            answered(ctx); // the tail answered the client
+            // the tail answered the client: nothing to send from here
         } else if (ctx.channel().isActive()) {
             ctx.writeAndFlush(answer);
         } else {
