@@ -247,12 +247,18 @@ public final class StorageServer implements AutoCloseable {
         return port;
     }
 
-    /** Requests taken from the open connections and not answered yet (each connection stops reading at its bound). */
+    /**
+     * Requests taken from the open connections and not answered yet (each connection stops reading
+     * at its bound). Each count is read on its connection's loop, which alone writes it; so not
+     * from one of this server's loops.
+     */
     public int unansweredRequests() {
         int n = 0;
         for (Channel c : connections) {
-            io.fastblock.storage.net.StorageRequestHandler h = c.pipeline().get(io.fastblock.storage.net.StorageRequestHandler.class);
-            n += h == null ? 0 : h.outstanding();
+            StorageRequestHandler h = c.pipeline().get(StorageRequestHandler.class);
+            if (h != null) {
+                n += c.eventLoop().submit(h::outstanding).syncUninterruptibly().getNow();
+            }
         }
         return n;
     }

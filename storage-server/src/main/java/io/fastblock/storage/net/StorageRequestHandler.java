@@ -27,8 +27,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
     private final ReplicaService service;
     private final InflightRequests inflight;
     private final ClientChannels clients;
-    /** Written on the connection's loop only; volatile for {@link #outstanding()} from elsewhere. */
-    private volatile int outstanding;
+    private int outstanding; // event-loop confined
 
     public StorageRequestHandler(ReplicaService service, InflightRequests inflight) {
         this(service, inflight, new ClientChannels());
@@ -41,7 +40,7 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
         this.clients = clients;
     }
 
-    /** Requests taken from this connection and not answered yet. */
+    /** Requests taken from this connection and not answered yet; call on the connection's loop. */
     public int outstanding() {
         return outstanding;
     }
@@ -103,12 +102,12 @@ public final class StorageRequestHandler extends ChannelInboundHandlerAdapter {
      * 1 MiB read each; a gateway's broken connection under load ran a server out of direct memory).
      */
     private void answer(ChannelHandlerContext ctx, StorageResponse answer) {
-        if (answer == null) {
-            // the tail answered the client: nothing to send from here
-        } else if (ctx.channel().isActive()) {
-            ctx.writeAndFlush(answer);
-        } else {
-            answer.data().release();
+        if (answer != null) { // null: the tail answered the client, nothing to send from here
+            if (ctx.channel().isActive()) {
+                ctx.writeAndFlush(answer);
+            } else {
+                answer.data().release();
+            }
         }
         answered(ctx);
     }
