@@ -66,7 +66,8 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
      * tail's log): segments are copied out only while the log holds less live data than this share of
      * its size, so at 0.5 it may grow to about twice its live bytes. A higher target saves disk and
      * costs CPU and log writes: measured on 2 vCPUs (docs/performance.md), at 0.85 copying live records
-     * took about a third of the servers' CPU per 4 KiB random overwrite. Whatever the target, a log whose
+     * took about a third of the servers' CPU per 4 KiB random overwrite. While foreground writes are busy
+     * the cleaner works to half the target and catches up in the pauses. Whatever the target, a log whose
      * filesystem is 10% free or less is cleaned to 0.85 (see {@link LogCleaner}).
      */
     public static final double DEFAULT_LOG_CLEAN_TARGET = LogCleaner.Settings.DEFAULT_TARGET;
@@ -255,7 +256,7 @@ public record StorageServerConfig(String nodeId, Path dataDir, String listen, in
             Map.entry("io-threads", "chunk I/O threads (stripes), 1.." + MAX_IO_THREADS),
             Map.entry("network-threads", "network event loops, 1.." + MAX_NETWORK_THREADS),
             Map.entry("log-clean-target", "the log cleaner copies segments out while live / on-disk bytes of the log"
-                    + " is below this share, as 0.5 or 50%"),
+                    + " is below this share, as 0.5 or 50% (below half of it while writes are busy)"),
             Map.entry("log-direct-io", "write the tail's log around the page cache (O_DIRECT) where the filesystem allows"),
             Map.entry("checkpoint-ms", "how often head and middle force their dirty chunk files and record the checkpoint"
                     + " (after a power loss they re-fetch from the tail what was written since), at least " + MIN_CHECKPOINT_MS),

@@ -28,6 +28,15 @@ import org.slf4j.LoggerFactory;
  * 2 vCPUs (docs/performance.md): with the old fixed 0.85 target the cleaner's copies took about
  * a third of the servers' CPU per 4 KiB random overwrite.
  *
+ * <p>Cleaning waits for quiet: while foreground writes reach the log at
+ * {@link Settings#busyBytesPerSecond} or more, the cleaner works to half the target instead
+ * ({@link Settings#busyUtilisation}: at the default the log may hold four times its live bytes
+ * under sustained writes, twice once they pause), and a segment it is copying out is left for
+ * later as soon as the writes start. Whatever it copies competes with those writes for the
+ * commit thread and the disk, and a log cleaned at lower utilisation copies fewer bytes per byte
+ * freed; the space this borrows is returned in the next pause, or at once when the filesystem
+ * runs short (the pressure target does not wait).
+ *
  * <p>Crash safety: a moved record is indexed only where the index still reads from its origin,
  * on the live path and on replay; the old segment is deleted only after the index that no longer
  * needs it is synced, and only if it lies before the index checkpoint (replay never reads it).
@@ -51,12 +60,21 @@ public final class LogCleaner implements AutoCloseable {
      * @param idleMillis          pause between passes when there is nothing to do
      * @param pressureUtilisation the target while the filesystem is short of space (at least {@code targetUtilisation})
      * @param pressureFreeRatio   the filesystem is short of space at or below this share of it free (0: never)
+     * @param busyBytesPerSecond  foreground appends per second at which the cleaner works to {@link #busyUtilisation}
+     *                            (0: never)
      */
     public record Settings(double targetUtilisation, double maxSegmentLive, long bytesPerSecond, double maxShare,
-                           int batchBytes, long idleMillis, double pressureUtilisation, double pressureFreeRatio) {
+                           int batchBytes, long idleMillis, double pressureUtilisation, double pressureFreeRatio,
+                           long busyBytesPerSecond) {
         /** The default lazy target: the log may hold about twice its live bytes before segments are copied. */
         public static final double DEFAULT_TARGET = 0.5;
-        public static final Settings DEFAULTS = new Settings(DEFAULT_TARGET, 0.95, 64L << 20, 0.5, 256 << 10, 1000, 0.85, 0.10);
+        /**
+         * Foreground writes that count as busy: 1 000 4 KiB writes a second reach 4 MiB/s, a tail
+         * under a benchmark's random writes takes 20-25 MiB/s here; a trickle does not hold the cleaner.
+         */
+        public static final long DEFAULT_BUSY_BYTES_PER_SECOND = 4L << 20;
+        public static final Settings DEFAULTS = new Settings(DEFAULT_TARGET, 0.95, 64L << 20, 0.5, 256 << 10, 1000, 0.85, 0.10,
+                DEFAULT_BUSY_BYTES_PER_SECOND);
 
         public Settings {
             if (!(targetUtilisation > 0 && targetUtilisation <= 1) || !(maxSegmentLive > 0 && maxSegmentLive <= 1)) {
@@ -76,12 +94,28 @@ public final class LogCleaner implements AutoCloseable {
                 throw new IllegalArgumentException("the free share that means space pressure must be in [0, 1), got "
                         + pressureFreeRatio);
             }
+            if (busyBytesPerSecond < 0) {
+                throw new IllegalArgumentException("the busy foreground rate must be 0 (never busy) or more, got "
+                        + busyBytesPerSecond);
+            }
+        }
+
+        /** The lazy target with the pressure target and the free share that means pressure; never busy. */
+        public Settings(double targetUtilisation, double maxSegmentLive, long bytesPerSecond, double maxShare,
+                        int batchBytes, long idleMillis, double pressureUtilisation, double pressureFreeRatio) {
+            this(targetUtilisation, maxSegmentLive, bytesPerSecond, maxShare, batchBytes, idleMillis, pressureUtilisation,
+                    pressureFreeRatio, 0);
+        }
+
+        /** The target while foreground writes are busy: half the lazy one. */
+        public double busyUtilisation() {
+            return targetUtilisation / 2;
         }
 
         /** One target whatever the free space (tests that want a fixed policy). */
         public Settings(double targetUtilisation, double maxSegmentLive, long bytesPerSecond, double maxShare,
                         int batchBytes, long idleMillis) {
-            this(targetUtilisation, maxSegmentLive, bytesPerSecond, maxShare, batchBytes, idleMillis, targetUtilisation, 0);
+            this(targetUtilisation, maxSegmentLive, bytesPerSecond, maxShare, batchBytes, idleMillis, targetUtilisation, 0, 0);
         }
 
         /** These settings with another lazy target; the target under pressure stays at least as high. */
@@ -90,7 +124,7 @@ public final class LogCleaner implements AutoCloseable {
                 throw new IllegalArgumentException("the cleaner's target utilisation must be in (0, 1], got " + target);
             }
             return new Settings(target, maxSegmentLive, bytesPerSecond, maxShare, batchBytes, idleMillis,
-                    Math.max(target, pressureUtilisation), pressureFreeRatio);
+                    Math.max(target, pressureUtilisation), pressureFreeRatio, busyBytesPerSecond);
         }
     }
 
@@ -106,6 +140,8 @@ public final class LogCleaner implements AutoCloseable {
     private final Settings settings;
     /** Usable / total bytes of the log's filesystem; a test stands in its own. */
     private final FreeSpace freeSpace;
+    /** Foreground bytes appended per second; a test stands in its own. */
+    private final ForegroundRate foreground;
     private volatile boolean pressed;
     private final ByteRateLimiter limiter;
     private volatile StepListener listener = (step, segment) -> { };
@@ -129,10 +165,21 @@ public final class LogCleaner implements AutoCloseable {
         double ratio() throws IOException;
     }
 
+    /** Bytes per second that foreground writes append to the log now. */
+    @FunctionalInterface
+    interface ForegroundRate {
+        double bytesPerSecond();
+    }
+
     LogCleaner(LogStore store, Settings settings, FreeSpace freeSpace) {
+        this(store, settings, freeSpace, new AppendRate(store::foregroundBytes, System::nanoTime)::perSecond);
+    }
+
+    LogCleaner(LogStore store, Settings settings, FreeSpace freeSpace, ForegroundRate foreground) {
         this.store = store;
         this.settings = settings;
         this.freeSpace = freeSpace;
+        this.foreground = foreground;
         this.limiter = new ByteRateLimiter(settings.bytesPerSecond());
     }
 
@@ -197,6 +244,9 @@ public final class LogCleaner implements AutoCloseable {
                 || (double) live.of(s.number()) / s.size() > settings.maxSegmentLive());
         sealed.sort(Comparator.comparingDouble(s -> (double) live.of(s.number()) / Math.max(1, s.size())));
         for (LogSegment s : sealed) {
+            if (store.utilisation() >= target()) {
+                return freed;
+            }
             if (clean(s.number())) {
                 return freed + 1;
             }
@@ -204,7 +254,10 @@ public final class LogCleaner implements AutoCloseable {
         return freed;
     }
 
-    /** The utilisation to clean to now: the lazy target, or the pressure target while space is short. */
+    /**
+     * The utilisation to clean to now: the lazy target, half of it while foreground writes are
+     * busy, or the pressure target while space is short.
+     */
     double target() throws IOException {
         boolean shortOfSpace = settings.pressureFreeRatio() > 0 && freeSpace.ratio() <= settings.pressureFreeRatio();
         if (shortOfSpace != pressed) {
@@ -218,7 +271,14 @@ public final class LogCleaner implements AutoCloseable {
                         Math.round(settings.pressureFreeRatio() * 100), Math.round(settings.targetUtilisation() * 100));
             }
         }
-        return shortOfSpace ? settings.pressureUtilisation() : settings.targetUtilisation();
+        if (shortOfSpace) {
+            return settings.pressureUtilisation();
+        }
+        return busy() ? settings.busyUtilisation() : settings.targetUtilisation();
+    }
+
+    private boolean busy() {
+        return settings.busyBytesPerSecond() > 0 && foreground.bytesPerSecond() >= settings.busyBytesPerSecond();
     }
 
     /** Moves the live bytes out of one segment and deletes it; false if something still reads from it. */
@@ -274,6 +334,12 @@ public final class LogCleaner implements AutoCloseable {
                 }
                 if (!running && thread != null) {
                     throw new InterruptedException("cleaner stopped");
+                }
+                if (i < pieces.size() && store.utilisation() >= target()) {
+                    // Writes started (or space came back): the rest of this segment waits for the next quiet
+                    // spell. The pieces moved so far stay moved; the others are still read where they are.
+                    store.logMetrics().cleanerYields.increment();
+                    return false;
                 }
             }
             listener.reached(Step.RECORDS_MOVED, segment);

@@ -18,6 +18,7 @@ public final class LogMetrics {
     public final Counter cleanerBytesMoved;
     public final Counter cleanerSegmentsFreed;
     public final Counter cleanerWalkBytes;
+    public final Counter cleanerYields;
     public final Counter folds;
     public final Counter scrubbedBytes;
     public final Counter scrubCorruptions;
@@ -30,6 +31,8 @@ public final class LogMetrics {
                 .description("log segments deleted by the cleaner").register(registry);
         cleanerWalkBytes = Counter.builder("fastblock.log.cleaner.walk.bytes")
                 .description("bytes the cleaner read to find the records of segments it had no summary of").register(registry);
+        cleanerYields = Counter.builder("fastblock.log.cleaner.yields")
+                .description("segments the cleaner left half copied because foreground writes started").register(registry);
         folds = Counter.builder("fastblock.log.folds").description("chunks folded into their base file").register(registry);
         scrubbedBytes = Counter.builder("fastblock.log.scrub.bytes").description("live log bytes verified by the scrubber").register(registry);
         scrubCorruptions = Counter.builder("fastblock.log.scrub.corruptions")

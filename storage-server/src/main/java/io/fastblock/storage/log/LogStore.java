@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,7 @@ public final class LogStore implements Closeable {
     private final StorageMetrics metrics;
     private final LogMetrics logMetrics;
     private final LiveBytes liveBytes = new LiveBytes();
+    private final LongAdder foregroundBytes = new LongAdder();
     private final BaseFiles base;
     private final DiskSpace space;
     private final GroupCommitter committer;
@@ -152,6 +154,11 @@ public final class LogStore implements Closeable {
         return logMetrics;
     }
 
+    /** Data bytes of every foreground write appended since the store opened (the cleaner's measure of load). */
+    public long foregroundBytes() {
+        return foregroundBytes.sum();
+    }
+
     /** Bytes of all segment files. */
     public long diskBytes() {
         return segments.totalBytes();
@@ -187,6 +194,7 @@ public final class LogStore implements Closeable {
             return CompletableFuture.failedFuture(new IllegalArgumentException("write of " + data.readableBytes()
                     + " bytes exceeds " + LogRecord.MAX_DATA));
         }
+        foregroundBytes.add(data.readableBytes());
         CompletableFuture<Void> done = committer.append(chunk, offset, sequence, data);
         done.whenComplete((v, err) -> {
             if (err instanceof NoSpaceException) {
