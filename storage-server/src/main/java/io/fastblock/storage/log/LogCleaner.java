@@ -281,7 +281,10 @@ public final class LogCleaner implements AutoCloseable {
         return settings.busyBytesPerSecond() > 0 && foreground.bytesPerSecond() >= settings.busyBytesPerSecond();
     }
 
-    /** Moves the live bytes out of one segment and deletes it; false if something still reads from it. */
+    /**
+     * Moves the live bytes out of one segment and deletes it; false if it is left: something still
+     * reads from it, or writes started and the log is above the target they allow.
+     */
     boolean clean(long segment) throws IOException, InterruptedException {
         try {
             return cleanRounds(segment);
