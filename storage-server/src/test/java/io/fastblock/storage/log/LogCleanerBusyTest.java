@@ -158,6 +158,27 @@ class LogCleanerBusyTest {
     }
 
     @Test
+    void aLogReopenedWithASegmentHalfCopiedReadsTheSameAndIsCleanedLater() throws Exception {
+        store = interleavedLog(dir, 3);
+        LogCleaner cleaner = new LogCleaner(store, SETTINGS, () -> 0.5, () -> moved() > 0 ? BUSY : 0.0);
+        assertEquals(0, cleaner.cleanOnce());
+        assertEquals(1.0, store.logMetrics().cleanerYields.count(), "setup: a segment left half copied");
+        store.close();
+
+        store = LogStore.open(dir, SEGMENT, new StorageMetrics());
+        verifyAll();
+        double before = store.utilisation();
+        assertTrue(before < 0.5, "setup: utilisation " + before);
+        assertTrue(cleanUntilDone(new LogCleaner(store, SETTINGS, () -> 0.5, () -> 0.0)) > 0);
+        assertTrue(store.utilisation() >= 0.5, "utilisation " + store.utilisation());
+        verifyAll();
+        store.close();
+
+        store = LogStore.open(dir, SEGMENT, new StorageMetrics());
+        verifyAll();
+    }
+
+    @Test
     void theRateIsMeasuredOverWholeWindows() {
         AtomicLong bytes = new AtomicLong(1_000);
         AtomicLong nanos = new AtomicLong(5_000_000_000L);
