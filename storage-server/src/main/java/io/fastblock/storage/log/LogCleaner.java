@@ -244,11 +244,11 @@ public final class LogCleaner implements AutoCloseable {
                 || (double) live.of(s.number()) / s.size() > settings.maxSegmentLive());
         sealed.sort(Comparator.comparingDouble(s -> (double) live.of(s.number()) / Math.max(1, s.size())));
         for (LogSegment s : sealed) {
-            if (store.utilisation() >= target()) {
-                return freed;
-            }
             if (clean(s.number())) {
                 return freed + 1;
+            }
+            if (store.utilisation() >= target()) {
+                return freed; // writes started (or space came back) while that segment was left
             }
         }
         return freed;
