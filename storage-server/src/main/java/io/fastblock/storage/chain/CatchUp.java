@@ -136,11 +136,19 @@ final class CatchUp {
         }, ctx.blocking());
     }
 
-    /** One chunk's work: the whole chunk, or (delta) the data ranges to copy and the trimmed ranges to give back. */
-    private record Plan(ChunkId chunk, long length, ChunkChanges changes) {
+    /**
+     * One chunk's work: the whole chunk, or (delta) the data ranges to copy and the trimmed ranges to
+     * give back. {@code whole} says why a chunk is copied whole (null when it is not; the reasons are
+     * {@link ChainMetrics#catchUpWholeChunks}'s).
+     */
+    private record Plan(ChunkId chunk, long length, ChunkChanges changes, String whole) {
         boolean delta() {
-            return changes != null && changes.complete();
+            return whole == null;
         }
+    }
+
+    private static Plan whole(ChunkId chunk, long length, String why) {
+        return new Plan(chunk, length, null, why);
     }
 
     private CompletableFuture<Void> copyAll(Map<ChunkId, Long> lengths) {
@@ -159,6 +167,7 @@ final class CatchUp {
             int piece = ctx.limits().copyPieceBytes();
             total = 0;
             int deltas = 0;
+            Map<String, Integer> wholeBecause = new java.util.TreeMap<>();
             for (CompletableFuture<Plan> f : plans) {
                 Plan p = f.join();
                 if (p.delta()) {
@@ -178,6 +187,8 @@ final class CatchUp {
                     }
                     continue;
                 }
+                wholeBecause.merge(p.whole(), 1, Integer::sum);
+                ctx.metrics().catchUpWholeChunks(p.whole()).increment();
                 for (long off = 0; off < p.length(); off += piece) {
                     long n = Math.min(piece, p.length() - off);
                     chunks.add(p.chunk());
@@ -185,8 +196,10 @@ final class CatchUp {
                     total += n;
                 }
             }
-            LOG.info("node {} group {}: {} chunk(s) to catch up, {} by delta, {} bytes to copy", ctx.nodeId(), view.id(),
-                    plans.size(), deltas, total);
+            // Why chunks go whole tells an operator whether a return costs what it should (a crash
+            // leaves the chunks written in its last checkpoint interval without a known sequence).
+            LOG.info("node {} group {}: {} chunk(s) to catch up, {} by delta{}, {} bytes to copy", ctx.nodeId(), view.id(),
+                    plans.size(), deltas, wholeBecause.isEmpty() ? "" : " (whole: " + wholeBecause + ")", total);
             ctx.metrics().catchUpPlannedBytes.increment(total);
             report(true);
             return next(chunks, pieces);
@@ -204,8 +217,14 @@ final class CatchUp {
     private CompletableFuture<Plan> plan(ChunkId chunk, long length) {
         long since = ctx.storage().sequenceAtOpen(chunk);
         Long atTail = tailLengths.get(chunk);
-        if (since <= 0 || atTail == null || localLengths.getOrDefault(chunk, 0L) > atTail) {
-            return CompletableFuture.completedFuture(new Plan(chunk, length, null));
+        if (since <= 0) {
+            return CompletableFuture.completedFuture(whole(chunk, length, "no_sequence"));
+        }
+        if (atTail == null) {
+            return CompletableFuture.completedFuture(whole(chunk, length, "not_at_tail"));
+        }
+        if (localLengths.getOrDefault(chunk, 0L) > atTail) {
+            return CompletableFuture.completedFuture(whole(chunk, length, "longer_here"));
         }
         return ctx.downstream().call(view.tail(), id -> new ChangesRequest(id, chain, chunk, since)).thenApply(resp -> {
             try {
@@ -213,9 +232,11 @@ final class CatchUp {
                     // An older tail without CHANGES, or it cannot tell: the whole chunk is always right.
                     LOG.info("node {} group {}: CHANGES of {} at {}: {} {}; copying it whole", ctx.nodeId(), view.id(), chunk,
                             view.tail(), resp.status(), resp.message());
-                    return new Plan(chunk, length, null);
+                    return whole(chunk, length, "tail_cannot_tell");
                 }
-                return new Plan(chunk, length, ChunkChanges.decode(resp.data()));
+                ChunkChanges changes = ChunkChanges.decode(resp.data());
+                return changes.complete() ? new Plan(chunk, length, changes, null)
+                        : whole(chunk, length, "changes_gone");
             } finally {
                 resp.data().release();
             }

@@ -51,6 +51,17 @@ public final class ChainMetrics {
         io.micrometer.core.instrument.Gauge.builder("fastblock.chain.sent.bytes", sentBytes, AtomicLong::get).register(registry);
     }
 
+    /**
+     * Chunks catch-ups copied whole, by why ({@code no_sequence}: none known here, as after a crash in
+     * the chunk's last checkpoint interval; {@code not_at_tail}; {@code longer_here}; {@code tail_cannot_tell};
+     * {@code changes_gone}: the tail's log no longer holds them): a return that should cost a delta and
+     * copies whole chunks shows here.
+     */
+    public Counter catchUpWholeChunks(String reason) {
+        return Counter.builder("fastblock.chain.catchup.whole.chunks").tag("reason", reason)
+                .description("chunks catch-ups copied whole instead of by delta, by reason").register(registry);
+    }
+
     public MeterRegistry registry() {
         return registry;
     }

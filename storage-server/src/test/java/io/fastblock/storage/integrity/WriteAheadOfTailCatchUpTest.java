@@ -135,6 +135,11 @@ class WriteAheadOfTailCatchUpTest {
             }
             // The untouched chunk still came by delta: a whole chunk plus a little, not two.
             assertTrue(planned < 1.5 * CHUNK_BYTES, "planned " + planned + " bytes: the clean chunk was not copied by delta");
+            // And the one copied whole is counted under why: its sequence was dropped when its write missed the tail.
+            var metrics = c.server("a").chainMetrics();
+            assertEquals(1.0, metrics.catchUpWholeChunks("no_sequence").count(), "chunks copied whole for want of a sequence");
+            assertEquals(1.0, metrics.registry().find("fastblock.chain.catchup.whole.chunks").counters().stream()
+                    .mapToDouble(io.micrometer.core.instrument.Counter::count).sum(), "chunks copied whole in all");
         }
     }
 }
