@@ -121,8 +121,8 @@ final class CatchUp {
                     lengths.put(e.chunk(), e.length());
                     tailLengths.put(e.chunk(), e.length());
                 }
-                // Chunks only this node has for the group hold nothing the tail acknowledged:
-                // overwrite them with the tail's (zero) content too.
+                // Chunks only this node has for the group hold nothing the tail acknowledged: they
+                // are planned too, and given back (see copyAll).
                 for (ChunkId c : ctx.chunks().of(view.id())) {
                     lengths.merge(c, 0L, Math::max);
                 }
@@ -189,6 +189,21 @@ final class CatchUp {
                 }
                 wholeBecause.merge(p.whole(), 1, Integer::sum);
                 ctx.metrics().catchUpWholeChunks(p.whole()).increment();
+                if (NOT_AT_TAIL.equals(p.whole())) {
+                    // Nothing in it was acknowledged (for example a deleted volume's chunk whose copy here outlived a
+                    // crash, or writes that never reached the tail): given back here rather than
+                    // overwritten with zeros read from the tail, which cost a full chunk's transfer each.
+                    long aligned = p.length() / BLOCK * BLOCK;
+                    if (aligned > 0) {
+                        chunks.add(p.chunk());
+                        pieces.add(new long[]{0, aligned, TRIM});
+                    }
+                    if (p.length() > aligned) {
+                        chunks.add(p.chunk());
+                        pieces.add(new long[]{aligned, p.length() - aligned, TRIM});
+                    }
+                    continue;
+                }
                 for (long off = 0; off < p.length(); off += piece) {
                     long n = Math.min(piece, p.length() - off);
                     chunks.add(p.chunk());
@@ -206,6 +221,8 @@ final class CatchUp {
         });
     }
 
+    private static final String NOT_AT_TAIL = "not_at_tail";
+    private static final long BLOCK = ReplicaService.BLOCK;
     private static final long COPY = 0;
     private static final long TRIM = 1;
 
@@ -217,11 +234,11 @@ final class CatchUp {
     private CompletableFuture<Plan> plan(ChunkId chunk, long length) {
         long since = ctx.storage().sequenceAtOpen(chunk);
         Long atTail = tailLengths.get(chunk);
+        if (atTail == null) {
+            return CompletableFuture.completedFuture(whole(chunk, length, NOT_AT_TAIL));
+        }
         if (since <= 0) {
             return CompletableFuture.completedFuture(whole(chunk, length, "no_sequence"));
-        }
-        if (atTail == null) {
-            return CompletableFuture.completedFuture(whole(chunk, length, "not_at_tail"));
         }
         if (localLengths.getOrDefault(chunk, 0L) > atTail) {
             return CompletableFuture.completedFuture(whole(chunk, length, "longer_here"));

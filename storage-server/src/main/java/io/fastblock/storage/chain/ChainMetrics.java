@@ -52,10 +52,11 @@ public final class ChainMetrics {
     }
 
     /**
-     * Chunks catch-ups copied whole, by why ({@code no_sequence}: none known here, as after a crash in
-     * the chunk's last checkpoint interval; {@code not_at_tail}; {@code longer_here}; {@code tail_cannot_tell};
-     * {@code changes_gone}: the tail's log no longer holds them): a return that should cost a delta and
-     * copies whole chunks shows here.
+     * Chunks catch-ups took whole instead of by delta, by why ({@code no_sequence}: none known here, as
+     * after a crash in the chunk's last checkpoint interval; {@code longer_here}; {@code tail_cannot_tell};
+     * {@code changes_gone}: the tail's log no longer holds them; {@code not_at_tail}: the tail does not
+     * list it, so it is given back here, not copied): a return that should cost a delta and copies
+     * whole chunks shows here.
      */
     public Counter catchUpWholeChunks(String reason) {
         return Counter.builder("fastblock.chain.catchup.whole.chunks").tag("reason", reason)

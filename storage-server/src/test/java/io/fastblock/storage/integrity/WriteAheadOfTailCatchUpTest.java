@@ -38,6 +38,8 @@ class WriteAheadOfTailCatchUpTest {
     private static final int BLOCK = 4096;
     private static final ChunkId AHEAD = new ChunkId(50, 0);
     private static final ChunkId UNTOUCHED = new ChunkId(50, 1);
+    /** A chunk only the returning head ever had: its one write never reached the tail. */
+    private static final ChunkId ONLY_HERE = new ChunkId(50, 2);
 
     @TempDir
     Path dir;
@@ -105,15 +107,19 @@ class WriteAheadOfTailCatchUpTest {
             long offset = 64L * BLOCK;
             byte[] alone = bytes(4 * BLOCK);
             CompletableFuture<StorageResponse> lost = send(c, "a", 1, AHEAD, offset, alone);
+            CompletableFuture<StorageResponse> lostNew = send(c, "a", 1, ONLY_HERE, 0, alone);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!Arrays.equals(alone, localCopy(c, "a", AHEAD, offset, alone.length))) {
-                assertTrue(System.nanoTime() < deadline, "a never applied the write locally");
+            while (!Arrays.equals(alone, localCopy(c, "a", AHEAD, offset, alone.length))
+                    || !Arrays.equals(alone, localCopy(c, "a", ONLY_HERE, 0, alone.length))) {
+                assertTrue(System.nanoTime() < deadline, "a never applied the writes locally");
                 Thread.sleep(20);
             }
             // The namenode gives up on a too (say its session expired): c alone carries the group.
             setGroup(c, 2, List.of("c"), null);
-            StorageResponse failed = lost.get(30, TimeUnit.SECONDS);
-            assertNotEquals(Status.OK, failed.status(), "the write never reached the tail and must not be acknowledged");
+            for (CompletableFuture<StorageResponse> w : List.of(lost, lostNew)) {
+                StorageResponse failed = w.get(30, TimeUnit.SECONDS);
+                assertNotEquals(Status.OK, failed.status(), "the write never reached the tail and must not be acknowledged");
+            }
             write(c, "c", 2, AHEAD, 200L * BLOCK, bytes(2 * BLOCK));
             write(c, "c", 2, UNTOUCHED, 8L * BLOCK, bytes(BLOCK));
 
@@ -130,16 +136,23 @@ class WriteAheadOfTailCatchUpTest {
             System.out.printf("write ahead of the tail: %.0f bytes planned on return%n", planned);
             setGroup(c, 4, List.of("c", "a"), null);
 
-            for (ChunkId chunk : List.of(AHEAD, UNTOUCHED)) {
+            for (ChunkId chunk : List.of(AHEAD, UNTOUCHED, ONLY_HERE)) {
                 assertArrayEquals(replica(c, "c", 4, chunk), replica(c, "a", 4, chunk), "chunk " + chunk + ": a differs from the tail c");
             }
-            // The untouched chunk still came by delta: a whole chunk plus a little, not two.
-            assertTrue(planned < 1.5 * CHUNK_BYTES, "planned " + planned + " bytes: the clean chunk was not copied by delta");
-            // And the one copied whole is counted under why: its sequence was dropped when its write missed the tail.
+            assertArrayEquals(new byte[alone.length], localCopy(c, "a", ONLY_HERE, 0, alone.length),
+                    "the write only a had is gone from its copy");
+            // The untouched chunk still came by delta and the chunk the tail never had was given back, not
+            // copied: a whole chunk plus a little, not two or three.
+            assertTrue(planned < 1.5 * CHUNK_BYTES, "planned " + planned + " bytes: a chunk was copied that need not be");
+            assertEquals(CHUNK_BYTES + BLOCK, planned, "planned: the diverged chunk whole, the untouched one's 4 KiB"
+                    + " change, nothing for the chunk the tail never had");
+            // Each chunk taken whole is counted under why: the one whose write missed the tail lost its
+            // sequence; the one the tail never had is not listed there.
             var metrics = c.server("a").chainMetrics();
             assertEquals(1.0, metrics.catchUpWholeChunks("no_sequence").count(), "chunks copied whole for want of a sequence");
-            assertEquals(1.0, metrics.registry().find("fastblock.chain.catchup.whole.chunks").counters().stream()
-                    .mapToDouble(io.micrometer.core.instrument.Counter::count).sum(), "chunks copied whole in all");
+            assertEquals(1.0, metrics.catchUpWholeChunks("not_at_tail").count(), "chunks the tail does not list");
+            assertEquals(2.0, metrics.registry().find("fastblock.chain.catchup.whole.chunks").counters().stream()
+                    .mapToDouble(io.micrometer.core.instrument.Counter::count).sum(), "chunks taken whole in all");
         }
     }
 }
