@@ -445,7 +445,9 @@ class ClusterAcceptanceIT {
     }
 
     private static final Pattern CAUGHT_UP = Pattern.compile("group (\\d+): caught up from \\S+ \\((\\d+) bytes copied");
-    private static final Pattern PLANNED = Pattern.compile("(group \\d+: (\\d+) chunk\\(s\\) to catch up, (\\d+) by delta(?: \\(whole: \\{[^}]*\\}\\))?)");
+    /** A catch-up's plan line: the whole of it (with why chunks went whole), its chunks, those by delta. */
+    private static final Pattern PLANNED = Pattern.compile(
+            "(group \\d+: (\\d+) chunk\\(s\\) to catch up, (\\d+) by delta(?: \\(whole: \\{[^}]*\\}\\))?)");
 
     /** The node's entry in the status's down list, once it has one (its session expired; 60 s bound). */
     private static JsonNode awaitDown(String node) throws Exception {

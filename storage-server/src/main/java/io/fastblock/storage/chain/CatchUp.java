@@ -138,7 +138,7 @@ final class CatchUp {
 
     /**
      * One chunk's work: the whole chunk, or (delta) the data ranges to copy and the trimmed ranges to
-     * give back. {@code whole} says why a chunk is copied whole (null when it is not; the reasons are
+     * give back. {@code whole} says why a chunk is taken whole (null when it is not; the reasons are
      * {@link ChainMetrics#catchUpWholeChunks}'s).
      */
     private record Plan(ChunkId chunk, long length, ChunkChanges changes, String whole) {
@@ -147,7 +147,7 @@ final class CatchUp {
         }
     }
 
-    private static Plan whole(ChunkId chunk, long length, String why) {
+    private static Plan takenWhole(ChunkId chunk, long length, String why) {
         return new Plan(chunk, length, null, why);
     }
 
@@ -190,9 +190,9 @@ final class CatchUp {
                 wholeBecause.merge(p.whole(), 1, Integer::sum);
                 ctx.metrics().catchUpWholeChunks(p.whole()).increment();
                 if (NOT_AT_TAIL.equals(p.whole())) {
-                    // Nothing in it was acknowledged (for example a deleted volume's chunk whose copy here outlived a
-                    // crash, or writes that never reached the tail): given back here rather than
-                    // overwritten with zeros read from the tail, which cost a full chunk's transfer each.
+                    // Nothing in it was acknowledged (for example a deleted volume's chunk whose copy
+                    // here outlived a crash, or writes that never reached the tail): given back here
+                    // rather than overwritten with zeros read from the tail, a chunk's transfer each.
                     long aligned = p.length() / BLOCK * BLOCK;
                     if (aligned > 0) {
                         chunks.add(p.chunk());
@@ -235,13 +235,13 @@ final class CatchUp {
         long since = ctx.storage().sequenceAtOpen(chunk);
         Long atTail = tailLengths.get(chunk);
         if (atTail == null) {
-            return CompletableFuture.completedFuture(whole(chunk, length, NOT_AT_TAIL));
+            return CompletableFuture.completedFuture(takenWhole(chunk, length, NOT_AT_TAIL));
         }
         if (since <= 0) {
-            return CompletableFuture.completedFuture(whole(chunk, length, "no_sequence"));
+            return CompletableFuture.completedFuture(takenWhole(chunk, length, "no_sequence"));
         }
         if (localLengths.getOrDefault(chunk, 0L) > atTail) {
-            return CompletableFuture.completedFuture(whole(chunk, length, "longer_here"));
+            return CompletableFuture.completedFuture(takenWhole(chunk, length, "longer_here"));
         }
         return ctx.downstream().call(view.tail(), id -> new ChangesRequest(id, chain, chunk, since)).thenApply(resp -> {
             try {
@@ -249,11 +249,11 @@ final class CatchUp {
                     // An older tail without CHANGES, or it cannot tell: the whole chunk is always right.
                     LOG.info("node {} group {}: CHANGES of {} at {}: {} {}; copying it whole", ctx.nodeId(), view.id(), chunk,
                             view.tail(), resp.status(), resp.message());
-                    return whole(chunk, length, "tail_cannot_tell");
+                    return takenWhole(chunk, length, "tail_cannot_tell");
                 }
                 ChunkChanges changes = ChunkChanges.decode(resp.data());
                 return changes.complete() ? new Plan(chunk, length, changes, null)
-                        : whole(chunk, length, "changes_gone");
+                        : takenWhole(chunk, length, "changes_gone");
             } finally {
                 resp.data().release();
             }

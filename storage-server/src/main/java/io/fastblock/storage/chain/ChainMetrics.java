@@ -60,7 +60,7 @@ public final class ChainMetrics {
      */
     public Counter catchUpWholeChunks(String reason) {
         return Counter.builder("fastblock.chain.catchup.whole.chunks").tag("reason", reason)
-                .description("chunks catch-ups copied whole instead of by delta, by reason").register(registry);
+                .description("chunks catch-ups took whole (copied, or given back) instead of by delta, by reason").register(registry);
     }
 
     public MeterRegistry registry() {
