@@ -193,14 +193,9 @@ final class CatchUp {
                     // Nothing in it was acknowledged (for example a deleted volume's chunk whose copy
                     // here outlived a crash, or writes that never reached the tail): given back here
                     // rather than overwritten with zeros read from the tail, a chunk's transfer each.
-                    long aligned = p.length() / BLOCK * BLOCK;
-                    if (aligned > 0) {
+                    if (p.length() > 0) {
                         chunks.add(p.chunk());
-                        pieces.add(new long[]{0, aligned, TRIM});
-                    }
-                    if (p.length() > aligned) {
-                        chunks.add(p.chunk());
-                        pieces.add(new long[]{aligned, p.length() - aligned, TRIM});
+                        pieces.add(new long[]{0, p.length(), TRIM});
                     }
                     continue;
                 }
@@ -222,7 +217,6 @@ final class CatchUp {
     }
 
     private static final String NOT_AT_TAIL = "not_at_tail";
-    private static final long BLOCK = ReplicaService.BLOCK;
     private static final long COPY = 0;
     private static final long TRIM = 1;
 

@@ -38,8 +38,13 @@ class WriteAheadOfTailCatchUpTest {
     private static final int BLOCK = 4096;
     private static final ChunkId AHEAD = new ChunkId(50, 0);
     private static final ChunkId UNTOUCHED = new ChunkId(50, 1);
-    /** A chunk only the returning head ever had: its one write never reached the tail. */
+    /**
+     * A chunk only the returning head ever had: its one write never reached the tail. The write starts
+     * a sector into the chunk, so the chunk's length is not whole blocks and giving it back must zero a
+     * partial block as well as trim whole ones.
+     */
     private static final ChunkId ONLY_HERE = new ChunkId(50, 2);
+    private static final long ONLY_HERE_AT = 512;
 
     @TempDir
     Path dir;
@@ -107,10 +112,10 @@ class WriteAheadOfTailCatchUpTest {
             long offset = 64L * BLOCK;
             byte[] alone = bytes(4 * BLOCK);
             CompletableFuture<StorageResponse> lost = send(c, "a", 1, AHEAD, offset, alone);
-            CompletableFuture<StorageResponse> lostNew = send(c, "a", 1, ONLY_HERE, 0, alone);
+            CompletableFuture<StorageResponse> lostNew = send(c, "a", 1, ONLY_HERE, ONLY_HERE_AT, alone);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (!Arrays.equals(alone, localCopy(c, "a", AHEAD, offset, alone.length))
-                    || !Arrays.equals(alone, localCopy(c, "a", ONLY_HERE, 0, alone.length))) {
+                    || !Arrays.equals(alone, localCopy(c, "a", ONLY_HERE, ONLY_HERE_AT, alone.length))) {
                 assertTrue(System.nanoTime() < deadline, "a never applied the writes locally");
                 Thread.sleep(20);
             }
@@ -139,7 +144,7 @@ class WriteAheadOfTailCatchUpTest {
             for (ChunkId chunk : List.of(AHEAD, UNTOUCHED, ONLY_HERE)) {
                 assertArrayEquals(replica(c, "c", 4, chunk), replica(c, "a", 4, chunk), "chunk " + chunk + ": a differs from the tail c");
             }
-            assertArrayEquals(new byte[alone.length], localCopy(c, "a", ONLY_HERE, 0, alone.length),
+            assertArrayEquals(new byte[alone.length], localCopy(c, "a", ONLY_HERE, ONLY_HERE_AT, alone.length),
                     "the write only a had is gone from its copy");
             // The untouched chunk still came by delta and the chunk the tail never had was given back, not
             // copied: a whole chunk plus a little, not two or three.
