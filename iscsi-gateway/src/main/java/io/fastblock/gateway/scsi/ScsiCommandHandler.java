@@ -531,16 +531,46 @@ public final class ScsiCommandHandler {
         if (total * blockSize > MAX_UNMAP_BYTES) {
             return done(ScsiResult.check(Sense.INVALID_FIELD_IN_PARAMETER_LIST));
         }
-        CompletableFuture<Void> all = CompletableFuture.completedFuture(null);
-        for (int i = 0; i < count; i++) {
+        // Initiators may list a range block by block (libiscsi's UNMAP test sends up to 256 adjacent
+        // one-block descriptors): one chain request per descriptor made such a command cost hundreds
+        // of round trips. The union is what gets deallocated, so adjacent and overlapping
+        // descriptors merge, and the merged ranges, disjoint, go out together.
+        long[] ranges = coalesce(lbas, lens);
+        CompletableFuture<?>[] each = new CompletableFuture<?>[ranges.length / 2];
+        for (int i = 0; i < each.length; i++) {
+            long lba = ranges[2 * i];
+            long n = ranges[2 * i + 1];
+            each[i] = locked(lba, n, () -> deviceUnmap(lba * blockSize, n * blockSize));
+        }
+        return CompletableFuture.allOf(each)
+                .handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+    }
+
+    /**
+     * The union of the ranges {@code [lbas[i], lbas[i] + lens[i])}, empty ones left out, as sorted,
+     * disjoint and non-adjacent pairs {@code start, length} in one array.
+     */
+    static long[] coalesce(long[] lbas, long[] lens) {
+        Integer[] order = new Integer[lbas.length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, java.util.Comparator.comparingLong(i -> lbas[i]));
+        long[] out = new long[2 * lbas.length];
+        int n = 0;
+        for (int i : order) {
             if (lens[i] == 0) {
                 continue;
             }
-            long lba = lbas[i];
-            long n = lens[i];
-            all = all.thenCompose(v -> locked(lba, n, () -> deviceUnmap(lba * blockSize, n * blockSize)));
+            long end = lbas[i] + lens[i];
+            if (n > 0 && lbas[i] <= out[n - 2] + out[n - 1]) {
+                out[n - 1] = Math.max(out[n - 2] + out[n - 1], end) - out[n - 2];
+            } else {
+                out[n++] = lbas[i];
+                out[n++] = lens[i];
+            }
         }
-        return all.handle((v, err) -> err == null ? ScsiResult.good() : ScsiResult.check(deviceSense(err, false)));
+        return java.util.Arrays.copyOf(out, n);
     }
 
     /** GET LBA STATUS (SBC-3 5.7): mapped / deallocated extents from the requested LBA on. */

@@ -38,6 +38,8 @@ public final class FileBlockDevice implements BlockDevice {
     public volatile CountDownLatch hold;
     /** Reads asked of this device so far (counted when asked, before {@link #hold} is waited for). */
     public final java.util.concurrent.atomic.AtomicInteger readsAsked = new java.util.concurrent.atomic.AtomicInteger();
+    /** Unmap calls made on this device so far (one per range the SCSI layer sends). */
+    public final java.util.concurrent.atomic.AtomicInteger unmapsAsked = new java.util.concurrent.atomic.AtomicInteger();
     private final List<Runnable> lossListeners = new CopyOnWriteArrayList<>();
     /**
      * Thin mode: which 512-byte blocks hold written data. Java cannot punch holes in a file, so an
@@ -102,6 +104,7 @@ public final class FileBlockDevice implements BlockDevice {
         if (!thin) {
             return BlockDevice.super.unmap(offset, length);
         }
+        unmapsAsked.incrementAndGet();
         return CompletableFuture.runAsync(() -> {
             try {
                 check();

@@ -203,6 +203,45 @@ class ScsiThinAndAtomicTest {
         assertEquals(12, mid.getInt(16));
     }
 
+    /** Descriptors (lba, blocks) as an UNMAP parameter list. */
+    static byte[] unmapList(long... descriptors) {
+        ByteBuf l = Unpooled.buffer(8 + 8 * descriptors.length);
+        l.writeShort(6 + 8 * descriptors.length).writeShort(8 * descriptors.length).writeInt(0);
+        for (int i = 0; i < descriptors.length; i += 2) {
+            l.writeLong(descriptors[i]).writeInt((int) descriptors[i + 1]).writeInt(0);
+        }
+        return ByteBufUtil.getBytes(l);
+    }
+
+    @Test
+    void unmapMergesAdjacentAndOverlappingDescriptorsIntoOneRequestPerRange() throws Exception {
+        assertTrue(run(write16(0, 64), fill(64 * 512, 'G')).isGood());
+        // block by block out of order (8..11), one overlapping them (10..13), and a separate range (40..41)
+        byte[] list = unmapList(9, 1, 8, 1, 11, 1, 10, 1, 10, 4, 40, 2, 20, 0);
+        int before = device.unmapsAsked.get();
+        ByteBuf u = cdb(0x42);
+        u.setShort(7, list.length);
+        assertTrue(run(u, list).isGood());
+        assertEquals(2, device.unmapsAsked.get() - before, "8..13 and 40..41, each one request");
+        assertEquals((64 - 6 - 2) * 512, device.mappedBytes());
+        assertArrayEquals(fill(8 * 512, 'G'), disk(0, 8 * 512));
+        assertArrayEquals(new byte[6 * 512], disk(8 * 512, 6 * 512));
+        assertArrayEquals(fill(26 * 512, 'G'), disk(14 * 512, 26 * 512));
+        assertArrayEquals(new byte[2 * 512], disk(40 * 512, 2 * 512));
+        assertArrayEquals(fill(22 * 512, 'G'), disk(42 * 512, 22 * 512));
+    }
+
+    @Test
+    void coalescedRangesAreSortedDisjointAndNotAdjacent() {
+        assertArrayEquals(new long[] {}, ScsiCommandHandler.coalesce(new long[] {5}, new long[] {0}));
+        assertArrayEquals(new long[] {0, 4}, ScsiCommandHandler.coalesce(new long[] {3, 0, 1, 2},
+                new long[] {1, 1, 1, 1}));
+        assertArrayEquals(new long[] {2, 8, 20, 1}, ScsiCommandHandler.coalesce(new long[] {20, 4, 2, 5},
+                new long[] {1, 6, 3, 2}));
+        assertArrayEquals(new long[] {0, 2, 3, 1}, ScsiCommandHandler.coalesce(new long[] {3, 0},
+                new long[] {1, 2}), "a gap of one block keeps two ranges");
+    }
+
     @Test
     void unmapErrors() {
         assertSense(run(cdb(0x42, 1, 0, 0, 0, 0, 0, 0, 24, 0), unmapList(0, 1)), 0x05, 0x24, 0x00); // ANCHOR
