@@ -16,8 +16,15 @@ build: deps
 up: build
 	exec java -jar $(JAR) --data-dir=$(DATA) $(ARGS)
 
-test: deps
-	$(MVN) verify
+# The Python environments (minutes of pip on a fresh machine) install while Maven builds and tests;
+# pytest starts once both are done. Either failing fails the target, with pip's output shown.
+test:
+	./scripts/install-deps --system
+	@./scripts/install-deps --python > .python-deps.log 2>&1 & pip=$$!; \
+	$(MVN) verify; mvn=$$?; \
+	if ! wait $$pip; then cat .python-deps.log; echo "make test: the Python environments did not install"; exit 1; fi; \
+	[ $$mvn -eq 0 ] || exit $$mvn; \
+	echo ".venv/bin/python -m pytest -ra --durations=12 cinder-driver/tests"; \
 	.venv/bin/python -m pytest -ra --durations=12 cinder-driver/tests
 
 clean:

@@ -102,5 +102,5 @@ enforce_scope = False
                 return image
             if image["status"] in ("killed", "deleted"):
                 raise AssertionError(f"image {image_id} went to {image['status']}: {image}")
-            time.sleep(2)
+            time.sleep(0.5)
         raise AssertionError(f"image {image_id} not active after {timeout:.0f} s: {self.show(image_id)}")
