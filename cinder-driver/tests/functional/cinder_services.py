@@ -364,33 +364,31 @@ fastblock_use_chap = True
                 return None
             raise AssertionError(f"GET {request.full_url}: {e.code} {body}") from e
 
-    def api_status(self, kind: str, ref: str) -> str | None:
-        """The status of a volume or snapshot (by id); None once it is gone."""
+    def api_show(self, kind: str, ref: str) -> dict | None:
+        """A volume or snapshot (by id) as the REST API shows it to the admin; None once it is gone."""
         collection = {"volume": "volumes", "snapshot": "snapshots"}[kind]
         body = self.api_get(f"/{collection}/{ref}")
-        return None if body is None else body[kind]["status"]
+        return None if body is None else body[kind]
 
-    def wait_status(self, kind: str, ref: str, wanted: str, timeout: float = 300) -> dict[str, str]:
-        """Waits for a volume/snapshot to reach ``wanted`` and returns what ``cinder show`` shows then;
-        an error status fails at once, with the logs."""
+    def wait_status(self, kind: str, ref: str, wanted: str, timeout: float = 300) -> dict:
+        """Waits for a volume/snapshot to reach ``wanted`` and returns it as the REST API shows it; an
+        error status fails at once, with the logs."""
         def check():
-            status = self.api_status(kind, ref)
+            current = self.api_show(kind, ref)
+            status = current and current["status"]
             if status == wanted:
-                return True
+                return current
             if status and status.startswith("error") and not wanted.startswith("error"):
-                self.fail(f"{kind} {ref} went to {status} while waiting for {wanted}: {self.show(kind, ref)}")
+                self.fail(f"{kind} {ref} went to {status} while waiting for {wanted}: {current}")
             return None
-        self._wait(f"{kind} {ref} to be {wanted}", check, timeout, interval=0.5)
-        shown = self.show(kind, ref)
-        if shown.get("status") != wanted:
-            self.fail(f"the API said {kind} {ref} was {wanted}, `cinder show` then: {shown}")
-        return shown
+        return self._wait(f"{kind} {ref} to be {wanted}", check, timeout, interval=0.5)
 
     def wait_gone(self, kind: str, ref: str, timeout: float = 300) -> None:
         def check():
-            status = self.api_status(kind, ref)
-            if status is None:
+            current = self.api_show(kind, ref)
+            if current is None:
                 return True
+            status = current["status"]
             if status.startswith("error"):
                 self.fail(f"{kind} {ref} went to {status} while being deleted")
             return None

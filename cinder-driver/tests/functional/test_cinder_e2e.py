@@ -163,9 +163,9 @@ def test_qos_spec_on_a_type_reaches_the_cluster_and_retype_changes_it_in_place(c
 
     cinder.cli("retype", volume_id, silver)
     def retyped():
-        shown = cinder.show("volume", volume_id)
-        return shown if shown.get("volume_type") == silver and shown.get("status") == "available" else None
-    cinder._wait(f"volume {volume_id} to be retyped", retyped, 300)
+        shown = cinder.api_show("volume", volume_id)
+        return shown if shown["volume_type"] == silver and shown["status"] == "available" else None
+    cinder._wait(f"volume {volume_id} to be retyped", retyped, 300, interval=0.5)
     after = cluster.get_volume(f"volume-{volume_id}")
     assert after["qos"]["totalIopsSec"] == 100
     assert after["id"] == backend["id"], "retype moved no data: the same cluster volume"
@@ -190,7 +190,7 @@ def test_manage_and_unmanage_keep_the_data(cinder, cluster, workdir):
         lease = cluster.get_lease(legacy)
         return lease["holder"] is None or lease["expiresAt"] is None or \
             time.time() > datetime.fromisoformat(lease["expiresAt"].replace("Z", "+00:00")).timestamp()
-    cinder._wait("the write lease of the written volume to lapse", lease_free, 120)
+    cinder._wait("the write lease of the written volume to lapse", lease_free, 120, interval=0.5)
 
     volume_id = id_of(cinder.cli("manage", "--name", _name("managed"), "e2e@fastblock#fastblock", legacy).stdout)
     cinder.wait_status("volume", volume_id, "available")
@@ -240,9 +240,9 @@ def test_snapshots_clones_extend_revert_and_busy_delete(cinder, cluster, workdir
 
     cinder.cli("extend", volume_id, "2")
     def extended():
-        shown = cinder.show("volume", volume_id)
-        return shown if shown.get("size") == "2" and shown.get("status") == "available" else None
-    cinder._wait(f"volume {volume_id} to be extended", extended, 300)
+        shown = cinder.api_show("volume", volume_id)
+        return shown if shown["size"] == 2 and shown["status"] == "available" else None
+    cinder._wait(f"volume {volume_id} to be extended", extended, 300, interval=0.5)
     assert cluster.get_volume(f"volume-{volume_id}")["size"] == 2 * GiB
     attachment, data = _attach(cinder, volume_id)
     assert iscsi.capacity_bytes(data, INITIATOR) == 2 * GiB
@@ -259,10 +259,10 @@ def test_snapshots_clones_extend_revert_and_busy_delete(cinder, cluster, workdir
     cinder.wait_gone("snapshot", snap_id)
     cinder.cli("delete", volume_id)
     def back_available():
-        shown = cinder.show("volume", volume_id)
-        return shown if shown.get("status") == "available" else None
+        shown = cinder.api_show("volume", volume_id)
+        return shown if shown["status"] == "available" else None
     time.sleep(5)
-    cinder._wait(f"volume {volume_id} to come back available", back_available, 300)
+    cinder._wait(f"volume {volume_id} to come back available", back_available, 300, interval=0.5)
     backend_snaps = cluster.list_snapshots(f"volume-{volume_id}")
     assert [s["name"] for s in backend_snaps] == [f"snapshot-{snap_id}"]
 
@@ -355,17 +355,17 @@ def test_migrate_and_retype_between_backends_of_the_same_cluster_keep_the_data(c
     cinder.cli("migrate", "--force-host-copy", "True", volume_id, away)
 
     def settled():
-        shown = cinder.show("volume", volume_id)
-        if shown.get("migration_status") in ("success", "error") and shown.get("status") == "available":
+        shown = cinder.api_show("volume", volume_id)
+        if shown["migration_status"] in ("success", "error") and shown["status"] == "available":
             return shown
         return None
-    shown = cinder._wait(f"the host-copy migration of {volume_id} to end", settled, 300)
+    shown = cinder._wait(f"the host-copy migration of {volume_id} to end", settled, 300, interval=0.5)
     print(f"host-copy migration: {shown['migration_status']} after {time.monotonic() - started:.1f} s")
     if shown["migration_status"] == "error":
         # No initiator on this host: the volume stays where it was; the temporary one is deleted.
         assert shown["os-vol-host-attr:host"] == home, shown
         cinder._wait("the temporary destination volume to be deleted",
-                     lambda: {v["name"] for v in cluster.list_volumes()} <= before or None, 120)
+                     lambda: {v["name"] for v in cluster.list_volumes()} <= before or None, 120, interval=0.5)
         assert cluster.get_volume(cluster_name)["id"] == backend_id
     else:
         # A host with an initiator copied it: the data now lives in the copy, under its name.
@@ -377,14 +377,14 @@ def test_migrate_and_retype_between_backends_of_the_same_cluster_keep_the_data(c
 
     def migrated_to(host):
         def check():
-            shown = cinder.show("volume", volume_id)
-            if shown.get("migration_status") == "error":
+            shown = cinder.api_show("volume", volume_id)
+            if shown["migration_status"] == "error":
                 cinder.fail(f"migration of {volume_id} to {host} failed: {shown}")
-            if shown.get("migration_status") == "success" and shown.get("os-vol-host-attr:host") == host \
-                    and shown.get("status") == "available":
+            if shown["migration_status"] == "success" and shown["os-vol-host-attr:host"] == host \
+                    and shown["status"] == "available":
                 return shown
             return None
-        return cinder._wait(f"volume {volume_id} to be on {host}", check, 300)
+        return cinder._wait(f"volume {volume_id} to be on {host}", check, 300, interval=0.5)
 
     started = time.monotonic()
     cinder.cli("migrate", volume_id, away)
