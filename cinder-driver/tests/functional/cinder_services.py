@@ -375,10 +375,12 @@ fastblock_use_chap = True
         error status fails at once, with the logs."""
         def check():
             current = self.api_show(kind, ref)
-            status = current and current["status"]
+            if current is None:
+                self.fail(f"{kind} {ref} does not exist (while waiting for it to be {wanted})")
+            status = current["status"]
             if status == wanted:
                 return current
-            if status and status.startswith("error") and not wanted.startswith("error"):
+            if status.startswith("error") and not wanted.startswith("error"):
                 self.fail(f"{kind} {ref} went to {status} while waiting for {wanted}: {current}")
             return None
         return self._wait(f"{kind} {ref} to be {wanted}", check, timeout, interval=0.5)
