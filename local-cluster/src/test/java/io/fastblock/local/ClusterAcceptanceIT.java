@@ -192,8 +192,8 @@ class ClusterAcceptanceIT {
         System.out.printf("groups healed %.1f s after the kill (interval %d ms; %d groups had %s)%n",
                 (System.nanoTime() - killedAt) / 1e9, REPLACE_AFTER_MS, affected.size(), victim);
         // The baseline: the same writes on the healed cluster, with the same live servers as while it
-        // re-replicated. (Taken before the kill, right after step 2, it measured 161 and 173 IOPS in two
-        // runs, below the 199 and 119 while re-replicating; why was not looked into.)
+        // re-replicated. (Taken before the kill, right after step 2, it measured 173 and 161 IOPS in two
+        // runs, against 119 and 199 while re-replicating: no steady baseline there; why was not looked into.)
         Report healed = bench("--rw", "randwrite", "--bs", "64k", "--iodepth", "4", "--runtime", "10s",
                 "--span", Long.toString(written), "--seed", "7").get(120, TimeUnit.SECONDS);
         assertEquals(0, healed.errors(), errorSamples(healed));
@@ -234,7 +234,8 @@ class ClusterAcceptanceIT {
         int liveBefore = liveNodes();
         NamenodeAdmin admin = cluster.admin();
         // A second volume written sequentially in 1 MiB chunks keeps the leader allocating (a new chunk
-        // every 4 writes; its 512 chunks take far longer than the election) while ZooKeeper elects and the namenodes regain leadership: an allocation
+        // every 4 writes; its 512 chunks take far longer than the election) while ZooKeeper elects and
+        // the namenodes regain leadership: an allocation
         // in flight then once stalled the namenode for 30 s and failed writes. This end-to-end run only
         // sometimes meets that moment (twice not, against the old namenode); the namenode's
         // ZooKeeperLeaderLossIT meets it every time.
