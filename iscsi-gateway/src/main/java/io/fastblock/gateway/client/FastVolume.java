@@ -8,6 +8,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.Extents;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.TrimPlan;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;

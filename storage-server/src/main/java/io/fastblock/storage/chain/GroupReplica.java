@@ -5,6 +5,7 @@ import io.fastblock.protocol.ChunkId;
 import io.fastblock.protocol.OpCode;
 import io.fastblock.protocol.Status;
 import io.fastblock.protocol.StorageResponse;
+import io.fastblock.protocol.TrimPlan;
 import io.fastblock.protocol.WriteRequest;
 import io.fastblock.protocol.meta.GroupRecord;
 import io.netty.buffer.ByteBuf;
@@ -741,36 +742,20 @@ final class GroupReplica {
             for (long[] gap : fresh.uncovered(chunk, offset, length)) {
                 // Whole blocks are trimmed; only the partial blocks at the gap's ends are written as zeros
                 // (a gap a forwarded write split off a block, or a chunk whose length is not whole blocks).
-                long a = gap[0];
-                long b = gap[0] + gap[1];
-                long ta = (a + BLOCK - 1) / BLOCK * BLOCK;
-                long tb = b / BLOCK * BLOCK;
-                if (tb > ta) {
-                    CompletableFuture<Void> f = ctx.storage().trim(groupId, chunk, ta, (int) (tb - ta), 0, false, false);
+                for (TrimPlan.Piece p : TrimPlan.of(gap[0], gap[1])) {
+                    CompletableFuture<Void> f = p.trim()
+                            ? ctx.storage().trim(groupId, chunk, p.offsetInChunk(), p.length(), 0, false, false)
+                            : ctx.storage().inPlace(groupId, 0, chunk, p.offsetInChunk(),
+                                    io.netty.buffer.Unpooled.wrappedBuffer(new byte[p.length()]));
                     track(f);
                     ops.add(f);
-                } else {
-                    ta = tb = b; // no whole block: the gap is zeroed below
                 }
-                zeroPart(chunk, a, Math.min(ta, b), ops);
-                zeroPart(chunk, Math.max(tb, a), b, ops);
             }
         }
         return CompletableFuture.allOf(ops.toArray(CompletableFuture[]::new)).thenApply(v -> 0L);
     }
 
     private static final int BLOCK = ReplicaService.BLOCK;
-
-    /** Writes zeros over {@code [a, b)} in place (less than a block at each end of a trimmed gap). Holds the lock. */
-    private void zeroPart(ChunkId chunk, long a, long b, List<CompletableFuture<Void>> ops) {
-        if (b <= a) {
-            return;
-        }
-        CompletableFuture<Void> f = ctx.storage().inPlace(groupId, 0, chunk, a,
-                io.netty.buffer.Unpooled.wrappedBuffer(new byte[(int) (b - a)]));
-        track(f);
-        ops.add(f);
-    }
 
     /** Writes the copied bytes {@code [a, b)} of a piece starting at {@code offset} in place. Holds the lock. */
     private void copyPart(ChunkId chunk, long offset, ByteBuf data, long a, long b, List<CompletableFuture<Void>> writes) {

@@ -1,4 +1,4 @@
-package io.fastblock.gateway.client;
+package io.fastblock.protocol;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,6 +7,7 @@ import java.util.List;
  * How a deallocation of part of one chunk is carried out: storage servers trim whole 4 KiB
  * blocks only (contract A1), so the whole blocks inside the range are trimmed and the partial
  * blocks at its ends are written with zeros (they stay allocated, and read as zeros all the same).
+ * The gateway plans its UNMAPs with it, and a storage server the gaps its catch-up gives back.
  */
 public final class TrimPlan {
     /** The storage servers' allocation unit. */
