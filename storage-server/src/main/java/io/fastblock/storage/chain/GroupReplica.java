@@ -698,20 +698,19 @@ final class GroupReplica {
                     long a = part[0];
                     long b = part[1];
                     if (part[2] == 0) {
-                        // Not allocated at the tail: give it back here too (whole blocks; a partial block
-                        // borders a forwarded write, which allocated it, so it takes the copied bytes).
-                        long ta = (a + BLOCK - 1) / BLOCK * BLOCK;
-                        long tb = b / BLOCK * BLOCK;
-                        if (tb > ta && ta < localLength) {
-                            CompletableFuture<Void> f = ctx.storage().trim(groupId, chunk, ta, (int) (tb - ta), 0, false, false);
-                            track(f);
-                            writes.add(f);
+                        // Not allocated at the tail: give its whole blocks back here too (below the local
+                        // length; past it they read as zeros already). A partial block borders a forwarded
+                        // write, which allocated it, so it takes the copied bytes.
+                        for (TrimPlan.Piece p : TrimPlan.of(a, b - a)) {
+                            if (!p.trim()) {
+                                copyPart(chunk, offset, data, p.offsetInChunk(), p.offsetInChunk() + p.length(), writes);
+                            } else if (p.offsetInChunk() < localLength) {
+                                CompletableFuture<Void> f =
+                                        ctx.storage().trim(groupId, chunk, p.offsetInChunk(), p.length(), 0, false, false);
+                                track(f);
+                                writes.add(f);
+                            }
                         }
-                        if (tb <= ta) {
-                            ta = tb = b; // no whole block: the part is a partial block, copied below
-                        }
-                        copyPart(chunk, offset, data, a, Math.min(ta, b), writes);
-                        copyPart(chunk, offset, data, Math.max(tb, a), b, writes);
                         copied += b - a; // brought in line too (progress counts every byte of the piece)
                         continue;
                     }
@@ -754,8 +753,6 @@ final class GroupReplica {
         }
         return CompletableFuture.allOf(ops.toArray(CompletableFuture[]::new)).thenApply(v -> 0L);
     }
-
-    private static final int BLOCK = ReplicaService.BLOCK;
 
     /** Writes the copied bytes {@code [a, b)} of a piece starting at {@code offset} in place. Holds the lock. */
     private void copyPart(ChunkId chunk, long offset, ByteBuf data, long a, long b, List<CompletableFuture<Void>> writes) {

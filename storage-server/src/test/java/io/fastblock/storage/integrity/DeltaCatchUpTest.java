@@ -150,6 +150,7 @@ class DeltaCatchUpTest {
             c.servers.remove("c").close();
             setGroup(c, 2, List.of("a", "b"), null);
             write(c, "a", 2, new ChunkId(41, 0), 12 * BLOCK, 2 * BLOCK);
+            trim(c, "a", 2, new ChunkId(41, 1), 256 * 1024, 64 * 1024);
             c.start("c");
             setGroup(c, 3, List.of("a", "b"), "c");
             awaitCaughtUp(c, "c");
@@ -157,6 +158,11 @@ class DeltaCatchUpTest {
             assertEquals(2.0 * CHUNK_BYTES, copied, "whole chunks planned when the tail cannot tell the delta");
             setGroup(c, 4, List.of("a", "b", "c"), null);
             verifyEveryReplica(c, 4, List.of("a", "b", "c"));
+            // A range the tail no longer has is given back on the returning node, not written as zeros.
+            assertTrue(c.server("c").chunkStore().extents(new ChunkId(41, 1), 256 * 1024, 64 * 1024).isEmpty(),
+                    "trimmed range given back on c");
+            assertTrue(!c.server("c").chunkStore().extents(new ChunkId(41, 1), 0, 256 * 1024).isEmpty(),
+                    "the rest of the chunk is allocated on c");
         }
     }
 }
