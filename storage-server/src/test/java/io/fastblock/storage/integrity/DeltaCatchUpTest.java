@@ -2,6 +2,7 @@ package io.fastblock.storage.integrity;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fastblock.protocol.ChainAddress;
@@ -161,7 +162,7 @@ class DeltaCatchUpTest {
             // A range the tail no longer has is given back on the returning node, not written as zeros.
             assertTrue(c.server("c").chunkStore().extents(new ChunkId(41, 1), 256 * 1024, 64 * 1024).isEmpty(),
                     "trimmed range given back on c");
-            assertTrue(!c.server("c").chunkStore().extents(new ChunkId(41, 1), 0, 256 * 1024).isEmpty(),
+            assertFalse(c.server("c").chunkStore().extents(new ChunkId(41, 1), 0, 256 * 1024).isEmpty(),
                     "the rest of the chunk is allocated on c");
         }
     }
