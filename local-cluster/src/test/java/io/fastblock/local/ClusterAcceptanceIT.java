@@ -235,10 +235,9 @@ class ClusterAcceptanceIT {
         NamenodeAdmin admin = cluster.admin();
         // A second volume written sequentially in 1 MiB chunks keeps the leader allocating (a new chunk
         // every 4 writes; its 512 chunks take far longer than the election) while ZooKeeper elects and
-        // the namenodes regain leadership: an allocation
-        // in flight then once stalled the namenode for 30 s and failed writes. This end-to-end run only
-        // sometimes meets that moment (twice not, against the old namenode); the namenode's
-        // ZooKeeperLeaderLossIT meets it every time.
+        // the namenodes regain leadership: an allocation in flight then once stalled the namenode for
+        // 30 s and failed writes. This end-to-end run only sometimes meets that moment (twice not,
+        // against the old namenode); the namenode's ZooKeeperLeaderLossIT meets it every time.
         assertEquals(201, admin.createVolume(FRESH, "512M", "1M").status());
         assertEquals(201, admin.createOpenExport(FRESH).status());
         try {
