@@ -409,7 +409,7 @@ final class ChunkFile implements Closeable {
 
     /** First and last bad block among {@code count} blocks from {@code first} held in {@code span}, or null. */
     private long[] check(long first, int count, ByteBuffer span) throws IOException {
-        int[] stored = storedSums(first, count);
+        int[] stored = sums.getForRead(first, count);
         long lo = -1;
         long hi = -1;
         for (int i = 0; i < count; i++) {
@@ -627,6 +627,11 @@ final class ChunkFile implements Closeable {
         data.force(false);
         sums.force();
         map.force();
+    }
+
+    /** The checksums leave memory if no client read asked for them since the last call (see BlockSums). */
+    boolean releaseSumsIfUnread() throws IOException {
+        return sums.releaseIfUnread();
     }
 
     /** The chunk is no longer being written: its checksums go back to the file and leave memory. */

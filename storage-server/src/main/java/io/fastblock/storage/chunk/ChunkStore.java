@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -1158,8 +1159,23 @@ public final class ChunkStore implements Closeable {
                     LOG.warn("chunk {}: could not write its checksums back: {}", c, e.toString());
                 }
             }
+            releaseUnreadSums();
             if (failed != null) {
                 throw failed;
+            }
+        }
+    }
+
+    /** Checksums held for reads leave memory after an interval without a read (chunks being written keep theirs). */
+    private void releaseUnreadSums() {
+        for (Map.Entry<ChunkId, ChunkFile> e : open.entrySet()) {
+            if (dirty.containsKey(e.getKey())) {
+                continue;
+            }
+            try {
+                e.getValue().releaseSumsIfUnread();
+            } catch (IOException ex) {
+                LOG.warn("chunk {}: could not let its checksums go: {}", e.getKey(), ex.toString());
             }
         }
     }

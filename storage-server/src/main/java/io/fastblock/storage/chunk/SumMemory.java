@@ -37,6 +37,22 @@ final class SumMemory {
         }
     }
 
+    /**
+     * Takes {@code bytes} for a copy held only to serve reads, if the total stays within half the
+     * limit: reads of many chunks can never leave the chunks being written without room.
+     */
+    boolean takeForReads(long bytes) {
+        while (true) {
+            long now = held.get();
+            if (now + bytes > limit / 2) {
+                return false;
+            }
+            if (held.compareAndSet(now, now + bytes)) {
+                return true;
+            }
+        }
+    }
+
     void give(long bytes) {
         held.addAndGet(-bytes);
     }

@@ -40,13 +40,20 @@ class BlockSumsTest {
         return out;
     }
 
-    /** Counts writes, and fails the next one when asked. */
+    /** Counts reads and writes, and fails the next write when asked. */
     private static final class Counting extends ForwardingFileIo {
         int writes;
+        int reads;
         boolean failNext;
 
         Counting(FileIo real) {
             super(real);
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            reads++;
+            return super.read(dst, position);
         }
 
         @Override
@@ -222,6 +229,108 @@ class BlockSumsTest {
         assertEquals(0, room.held(), "closing gives everything back");
         assertArrayEquals(new int[] {9}, Arrays.copyOfRange(onDisk(dir.resolve("1.crc")), 2047, 2048));
         assertEquals(6, onDisk(dir.resolve("3.crc"))[5]);
+    }
+
+    /** A sidecar file of {@code values}, written apart from {@link BlockSums}. */
+    private Path sidecar(String name, int... values) throws IOException {
+        ByteBuffer b = ByteBuffer.allocate(values.length * 4);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        return Files.write(dir.resolve(name), b.array());
+    }
+
+    @Test
+    void aReadHoldsTheSidecarUntilACheckpointIntervalPassesWithoutReads() throws Exception {
+        int[] values = new int[100];
+        Arrays.setAll(values, i -> 1000 + i);
+        Path file = sidecar("r.crc", values);
+        SumMemory room = new SumMemory(1 << 20);
+        Counting io = new Counting(FileIoFactory.real().open(file, true));
+        try (BlockSums sums = new BlockSums(io, room)) {
+            assertArrayEquals(new int[] {1003, 1004}, sums.getForRead(3, 2));
+            int afterFirst = io.reads;
+            assertTrue(sums.held(), "held after a read");
+            assertEquals(100 * 4, room.held(), "room taken for 100 entries");
+            for (int i = 0; i < 50; i++) {
+                assertArrayEquals(new int[] {1000 + i, 1000 + i + 1}, sums.getForRead(i, 2));
+            }
+            assertArrayEquals(new int[] {1099, 0, 0}, sums.getForRead(99, 3), "past the file's end: 0, as from the file");
+            assertEquals(afterFirst, io.reads, "later reads take their entries from memory");
+
+            assertFalse(sums.releaseIfUnread(), "read in this interval: kept");
+            assertTrue(sums.held());
+            assertTrue(sums.releaseIfUnread(), "a whole interval without a read: let go");
+            assertFalse(sums.held());
+            assertEquals(0, room.held(), "its room given back");
+            assertEquals(0, io.writes, "nothing was pending: nothing written");
+            assertArrayEquals(new int[] {1007}, sums.get(7, 1));
+            assertEquals(afterFirst + 1, io.reads, "not held: read from the file again");
+        }
+        assertArrayEquals(values, onDisk(file), "the file is unchanged");
+    }
+
+    @Test
+    void aHeldCopyTakesWritesAndIsNotLetGoWhileTheyArePending() throws Exception {
+        Path file = sidecar("w.crc", 1, 2, 3, 4);
+        try (BlockSums sums = new BlockSums(FileIoFactory.real().open(file, true), new SumMemory(1 << 20))) {
+            assertArrayEquals(new int[] {2}, sums.getForRead(1, 1));
+            sums.put(2, new int[] {30, 40, 50}, null);
+            assertFalse(sums.releaseIfUnread(), "read since the last sweep");
+            assertFalse(sums.releaseIfUnread(), "entries not written back: kept");
+            assertTrue(sums.held());
+            assertArrayEquals(new int[] {1, 2, 30, 40, 50}, sums.getForRead(0, 5));
+            sums.force();
+            assertFalse(sums.releaseIfUnread(), "read since the last sweep");
+            assertTrue(sums.releaseIfUnread(), "written back and unread: let go");
+            assertArrayEquals(new int[] {1, 2, 30, 40, 50}, sums.get(0, 5));
+        }
+        assertArrayEquals(new int[] {1, 2, 30, 40, 50}, onDisk(file));
+    }
+
+    @Test
+    void readsHoldAtMostHalfTheRoomAndWritersStillFindTheirs() throws Exception {
+        SumMemory room = new SumMemory(4 * 64 * 4); // four sidecars of 64 entries; reads may hold two
+        BlockSums[] chunks = new BlockSums[4];
+        try {
+            for (int c = 0; c < 4; c++) {
+                int[] v = new int[64];
+                Arrays.fill(v, c + 1);
+                chunks[c] = new BlockSums(FileIoFactory.real().open(sidecar(c + ".crc", v), true), room);
+            }
+            for (int c = 0; c < 3; c++) {
+                assertArrayEquals(new int[] {c + 1, c + 1}, chunks[c].getForRead(10, 2), "chunk " + c + " reads right held or not");
+            }
+            assertTrue(chunks[0].held());
+            assertTrue(chunks[1].held());
+            assertFalse(chunks[2].held(), "reads would hold more than half the room");
+            assertEquals(2 * 64 * 4, room.held());
+            chunks[2].put(0, new int[] {7}, null);
+            chunks[3].put(0, new int[] {8}, null);
+            assertTrue(chunks[2].held(), "a writer takes the other half");
+            assertTrue(chunks[3].held(), "a writer takes the other half");
+            assertEquals(room.limit(), room.held());
+        } finally {
+            for (BlockSums b : chunks) {
+                if (b != null) {
+                    b.close();
+                }
+            }
+        }
+        assertEquals(0, room.held());
+        assertEquals(8, onDisk(dir.resolve("3.crc"))[0]);
+        assertEquals(4, onDisk(dir.resolve("3.crc"))[1]);
+    }
+
+    @Test
+    void aReadOfAChunkWithoutChecksumsHoldsNothing() throws Exception {
+        Path file = dir.resolve("empty.crc");
+        SumMemory room = new SumMemory(1 << 20);
+        try (BlockSums sums = new BlockSums(FileIoFactory.real().open(file, true), room)) {
+            assertArrayEquals(new int[] {0, 0}, sums.getForRead(0, 2));
+            assertFalse(sums.held());
+            assertEquals(0, room.held());
+        }
     }
 
     @Test

@@ -88,6 +88,35 @@ public class ChunkChecksumTest {
     }
 
     @Test
+    void aChunkOnlyReadHoldsItsChecksumsUntilACheckpointIntervalWithoutReadsAndStillChecks() throws Exception {
+        ChunkId c = new ChunkId(1, 10);
+        try (ChunkStore store = new ChunkStore(dir, 2)) {
+            byte[] d = new byte[4 * BLOCK];
+            new Random(12).nextBytes(d);
+            write(store, c, 0, d);
+            store.flush();
+            store.flush();
+            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "clean: not held");
+            assertArrayEquals(java.util.Arrays.copyOfRange(d, BLOCK, 2 * BLOCK), read(store, c, BLOCK, BLOCK));
+            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "held after a read");
+            store.flush();
+            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "read in the interval: still held");
+            store.flush();
+            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "an interval without reads: let go");
+
+            assertArrayEquals(d, read(store, c, 0, d.length));
+            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()));
+            flipBit(store.fileOf(c), 2 * BLOCK + 9);
+            try {
+                read(store, c, 2 * BLOCK, BLOCK);
+                fail("corrupt block read without error while its checksum is held");
+            } catch (CorruptBlockException e) {
+                assertEquals(2L * BLOCK, e.offset());
+            }
+        }
+    }
+
+    @Test
     void flippedBitFailsTheReadNamingTheBlockAndOnlyReadsTouchingIt() throws Exception {
         ChunkId c = new ChunkId(1, 3);
         byte[] d = new byte[8 * BLOCK];
