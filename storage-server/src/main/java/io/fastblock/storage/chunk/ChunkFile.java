@@ -629,7 +629,7 @@ final class ChunkFile implements Closeable {
         map.force();
     }
 
-    /** The checksums leave memory if no client read asked for them since the last call (see BlockSums). */
+    /** The checksums leave memory if no read asked for them since the last call and none are pending (see BlockSums). */
     boolean releaseSumsIfUnread() throws IOException {
         return sums.releaseIfUnread();
     }
