@@ -55,12 +55,16 @@ final class BlockSums implements Closeable {
         this.room = room;
     }
 
-    /** As {@link #get}, for a read of the chunk's data: holds every entry in memory for the reads after it when there is room. */
+    /**
+     * As {@link #get}, for a read of the chunk's data: holds every entry in memory for the reads
+     * after it when there is room. Tried by the first read of an interval only, so a chunk refused
+     * room does not pay a size lookup on every read until the next {@link #releaseIfUnread}.
+     */
     synchronized int[] getForRead(long first, int count) throws IOException {
-        readSinceSweep = true;
-        if (memory == null) {
+        if (memory == null && !readSinceSweep) {
             holdForReads();
         }
+        readSinceSweep = true;
         return get(first, count);
     }
 

@@ -26,15 +26,7 @@ final class SumMemory {
 
     /** Takes {@code bytes} if they fit under the limit. */
     boolean take(long bytes) {
-        while (true) {
-            long now = held.get();
-            if (now + bytes > limit) {
-                return false;
-            }
-            if (held.compareAndSet(now, now + bytes)) {
-                return true;
-            }
-        }
+        return takeWithin(bytes, limit);
     }
 
     /**
@@ -42,9 +34,13 @@ final class SumMemory {
      * limit: reads of many chunks can never leave the chunks being written without room.
      */
     boolean takeForReads(long bytes) {
+        return takeWithin(bytes, limit / 2);
+    }
+
+    private boolean takeWithin(long bytes, long ceiling) {
         while (true) {
             long now = held.get();
-            if (now + bytes > limit / 2) {
+            if (now + bytes > ceiling) {
                 return false;
             }
             if (held.compareAndSet(now, now + bytes)) {

@@ -44,6 +44,7 @@ class BlockSumsTest {
     private static final class Counting extends ForwardingFileIo {
         int writes;
         int reads;
+        int sizes;
         boolean failNext;
 
         Counting(FileIo real) {
@@ -54,6 +55,12 @@ class BlockSumsTest {
         public int read(ByteBuffer dst, long position) throws IOException {
             reads++;
             return super.read(dst, position);
+        }
+
+        @Override
+        public long size() throws IOException {
+            sizes++;
+            return super.size();
         }
 
         @Override
@@ -292,11 +299,13 @@ class BlockSumsTest {
     void readsHoldAtMostHalfTheRoomAndWritersStillFindTheirs() throws Exception {
         SumMemory room = new SumMemory(4 * 64 * 4); // four sidecars of 64 entries; reads may hold two
         BlockSums[] chunks = new BlockSums[4];
+        Counting refused = null;
         try {
             for (int c = 0; c < 4; c++) {
                 int[] v = new int[64];
                 Arrays.fill(v, c + 1);
-                chunks[c] = new BlockSums(FileIoFactory.real().open(sidecar(c + ".crc", v), true), room);
+                FileIo io = FileIoFactory.real().open(sidecar(c + ".crc", v), true);
+                chunks[c] = new BlockSums(c == 2 ? (refused = new Counting(io)) : io, room);
             }
             for (int c = 0; c < 3; c++) {
                 assertArrayEquals(new int[] {c + 1, c + 1}, chunks[c].getForRead(10, 2), "chunk " + c + " reads right held or not");
@@ -305,6 +314,9 @@ class BlockSumsTest {
             assertTrue(chunks[1].held());
             assertFalse(chunks[2].held(), "reads would hold more than half the room");
             assertEquals(2 * 64 * 4, room.held());
+            int sizes = refused.sizes;
+            assertArrayEquals(new int[] {3}, chunks[2].getForRead(11, 1));
+            assertEquals(sizes, refused.sizes, "refused in this interval: not tried again per read");
             chunks[2].put(0, new int[] {7}, null);
             chunks[3].put(0, new int[] {8}, null);
             assertTrue(chunks[2].held(), "a writer takes the other half");

@@ -34,6 +34,10 @@ public class ChunkChecksumTest {
         store.writeAsync(1, 1, c, off, Unpooled.wrappedBuffer(data)).get(10, TimeUnit.SECONDS);
     }
 
+    private static boolean sumsHeld(ChunkStore store, ChunkId c) throws Exception {
+        return store.onStripeNow(c, () -> store.openChunk(c).sumsHeld());
+    }
+
     public static void flipBit(Path file, long position) throws Exception {
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
             f.seek(position);
@@ -73,13 +77,13 @@ public class ChunkChecksumTest {
             byte[] d = new byte[4 * BLOCK];
             new Random(11).nextBytes(d);
             write(store, c, 0, d);
-            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "held while written");
+            assertTrue(sumsHeld(store, c), "held while written");
             assertEquals(0, Files.size(dir.resolve("chunks/1/9.crc")), "not written per write");
             store.flush();
-            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "written in the interval: still held");
+            assertTrue(sumsHeld(store, c), "written in the interval: still held");
             store.flush();
             assertEquals(0, store.dirtyCount());
-            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "clean: memory given back");
+            assertFalse(sumsHeld(store, c), "clean: memory given back");
             assertEquals(4 * 4, Files.size(dir.resolve("chunks/1/9.crc")));
             assertArrayEquals(d, read(store, c, 0, d.length));
             flipBit(store.fileOf(c), 3 * BLOCK + 5);
@@ -96,16 +100,16 @@ public class ChunkChecksumTest {
             write(store, c, 0, d);
             store.flush();
             store.flush();
-            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "clean: not held");
+            assertFalse(sumsHeld(store, c), "clean: not held");
             assertArrayEquals(java.util.Arrays.copyOfRange(d, BLOCK, 2 * BLOCK), read(store, c, BLOCK, BLOCK));
-            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "held after a read");
+            assertTrue(sumsHeld(store, c), "held after a read");
             store.flush();
-            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "read in the interval: still held");
+            assertTrue(sumsHeld(store, c), "read in the interval: still held");
             store.flush();
-            assertFalse(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()), "an interval without reads: let go");
+            assertFalse(sumsHeld(store, c), "an interval without reads: let go");
 
             assertArrayEquals(d, read(store, c, 0, d.length));
-            assertTrue(store.onStripeNow(c, () -> store.openChunk(c).sumsHeld()));
+            assertTrue(sumsHeld(store, c));
             flipBit(store.fileOf(c), 2 * BLOCK + 9);
             try {
                 read(store, c, 2 * BLOCK, BLOCK);
