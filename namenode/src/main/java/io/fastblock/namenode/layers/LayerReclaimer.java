@@ -113,11 +113,7 @@ public final class LayerReclaimer implements AutoCloseable {
                     trim(group, new ChunkId(layer, index), 0, chunkSize);
                     trimmedBytes += chunkSize;
                 } else {
-                    Extents covered = coveredAbove(r, index, chunkSize);
-                    for (Extents.Range range : covered.ranges()) {
-                        trim(group, new ChunkId(layer, index), range.offset(), range.length());
-                        trimmedBytes += range.length();
-                    }
+                    trimmedBytes += trimAll(group, new ChunkId(layer, index), coveredAbove(r, index, chunkSize));
                 }
             }
         }
@@ -150,11 +146,30 @@ public final class LayerReclaimer implements AutoCloseable {
     }
 
     private void trim(int group, ChunkId chunk, long offset, long length) throws IOException {
-        Route route = route(group);
-        try (BlockingStorageClient c = new BlockingStorageClient(route.head().host(), route.head().port(), timeout)) {
-            c.trim(new ChainAddress(group, route.group().chainVersion(), VolumeFences.SEALED), chunk, offset,
-                    Math.toIntExact(length));
+        trimAll(group, chunk, new Extents.Builder().add(offset, length).build());
+    }
+
+    /**
+     * Trims every range of {@code ranges} in {@code chunk}, one after the other over one connection
+     * to the chain's head, and returns the bytes trimmed. Why one: after random overwrites a shadowed
+     * chunk has thousands of separate 4 KiB ranges, and a route lookup (ZooKeeper reads) and a new
+     * connection for each made a snapshot's reclaim take most of a minute for 256 MiB written
+     * (SnapshotSpaceIT; docs/performance.md, "A snapshot's reclaim").
+     */
+    private long trimAll(int group, ChunkId chunk, Extents ranges) throws IOException {
+        if (ranges.ranges().isEmpty()) {
+            return 0;
         }
+        Route route = route(group);
+        ChainAddress chain = new ChainAddress(group, route.group().chainVersion(), VolumeFences.SEALED);
+        long trimmed = 0;
+        try (BlockingStorageClient c = new BlockingStorageClient(route.head().host(), route.head().port(), timeout)) {
+            for (Extents.Range range : ranges.ranges()) {
+                c.trim(chain, chunk, range.offset(), Math.toIntExact(range.length()));
+                trimmed += range.length();
+            }
+        }
+        return trimmed;
     }
 
     private record Route(GroupRecord group, NodeRecord head) {
