@@ -152,9 +152,9 @@ public final class LayerReclaimer implements AutoCloseable {
     /**
      * Trims every range of {@code ranges} in {@code chunk}, one after the other over one connection
      * to the chain's head, and returns the bytes trimmed. Why one: after random overwrites a shadowed
-     * chunk has thousands of separate 4 KiB ranges, and a route lookup (ZooKeeper reads) and a new
-     * connection for each made a snapshot's reclaim take most of a minute for 256 MiB written
-     * (SnapshotSpaceIT; docs/performance.md, "A snapshot's reclaim").
+     * chunk holds hundreds to thousands of separate 4 KiB ranges, and a route lookup (ZooKeeper reads)
+     * and a new connection for each made a snapshot's reclaim take most of a minute for 256 MiB
+     * written (SnapshotSpaceIT; docs/performance.md, "A snapshot's reclaim").
      */
     private long trimAll(int group, ChunkId chunk, Extents ranges) throws IOException {
         if (ranges.ranges().isEmpty()) {
